@@ -1,0 +1,155 @@
+package agent
+
+import (
+	"reflect"
+	"sync"
+
+	"github.com/timandy/routine"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// record is the hot path shared by every recording call: check the mode,
+// reserve a slot, fill it, publish it.
+func record(k kind, method, exc int32, line uint16, flag bool) {
+	s := active.Load()
+	if s == nil {
+		return
+	}
+	if s.mode.Load() != uint32(modeTracing) && !s.gate() {
+		return
+	}
+	i, ok := s.ring.reserve(1)
+	if !ok {
+		return
+	}
+	sl := s.ring.at(i)
+	sl.kind = k
+	sl.flag = flag
+	sl.line = line
+	sl.method = method
+	sl.exc = exc
+	sl.rel = s.clock.Load()
+	sl.thread = uint64(routine.Goid())
+	s.ring.publish(sl, i)
+}
+
+func recordText(k kind, key, value string) {
+	s := active.Load()
+	if s == nil {
+		return
+	}
+	if s.mode.Load() != uint32(modeTracing) && !s.gate() {
+		return
+	}
+	i, ok := s.ring.reserve(1)
+	if !ok {
+		return
+	}
+	sl := s.ring.at(i)
+	sl.kind = k
+	sl.method, sl.exc = 0, 0
+	sl.rel = s.clock.Load()
+	sl.thread = uint64(routine.Goid())
+	sl.key, sl.value = key, value
+	s.ring.publish(sl, i)
+}
+
+// Enter records a MethodEntry on the calling goroutine and returns a Frame
+// whose Exit records the matching exit, so that
+//
+//	defer m.Enter().Exit()
+//
+// traces a whole call. It costs no allocation and returns at once when no
+// agent is tracing.
+func (m *Method) Enter() Frame {
+	record(kindEntry, m.id, 0, 0, false)
+	return Frame{m}
+}
+
+// Exit records a MethodExit with an unknown line.
+func (m *Method) Exit() { record(kindExit, m.id, 0, noLine, false) }
+
+// ExitLine records a MethodExit at a source line.
+func (m *Method) ExitLine(line int) { record(kindExit, m.id, 0, clampLine(line), false) }
+
+// Throw records an Exception raised in m at line.
+func (m *Method) Throw(e *ExceptionType, line int) {
+	record(kindThrow, m.id, e.id, clampLine(line), false)
+}
+
+// Bubble records that m ended by letting exception e pass: it takes the
+// place of Exit for that call.
+func (m *Method) Bubble(e *ExceptionType) { record(kindBubble, m.id, e.id, 0, true) }
+
+// Frame is an entered method call; see Method.Enter.
+type Frame struct{ m *Method }
+
+// Exit records the exit of the call.
+func (f Frame) Exit() { record(kindExit, f.m.id, 0, noLine, false) }
+
+// ExitErr records the exit of a call whose error result is *err: an
+// ExceptionBubble of the error's type when it is non-nil, a MethodExit
+// otherwise. Use it as "defer m.Enter().ExitErr(&err)".
+func (f Frame) ExitErr(err *error) {
+	if err == nil || *err == nil {
+		f.Exit()
+		return
+	}
+	f.m.Bubble(ErrorType(*err))
+}
+
+// Mark records a marker: a custom key/value event in the trace.
+func Mark(key, value string) { recordText(kindMarker, key, value) }
+
+// SetThreadName names the calling goroutine in the trace. A goroutine not
+// named is shown as "goroutine-<id>".
+func SetThreadName(name string) {
+	s := active.Load()
+	if s == nil {
+		return
+	}
+	// A rename is recorded in every mode but Shutdown so that the name is
+	// right when tracing resumes.
+	if s.stopping.Load() {
+		return
+	}
+	i, ok := s.ring.reserve(1)
+	if !ok {
+		return
+	}
+	sl := s.ring.at(i)
+	sl.kind = kindName
+	sl.rel = s.clock.Load()
+	sl.thread = uint64(routine.Goid())
+	sl.key = name
+	s.ring.publish(sl, i)
+}
+
+const noLine = 0xFFFF
+
+func clampLine(line int) uint16 {
+	if line < 0 || line >= noLine {
+		return noLine
+	}
+	return uint16(line)
+}
+
+const modeTracing = uint32(bytefrog.ModeTracing)
+
+var errTypes sync.Map // reflect.Type → *ExceptionType
+
+// ErrorType returns the exception type that stands for err in a trace: its
+// dynamic Go type, such as "*fs.PathError".
+func ErrorType(err error) *ExceptionType {
+	t := reflect.TypeOf(err)
+	if e, ok := errTypes.Load(t); ok {
+		return e.(*ExceptionType)
+	}
+	name := "<nil>"
+	if t != nil {
+		name = t.String()
+	}
+	e, _ := errTypes.LoadOrStore(t, NewExceptionType(name))
+	return e.(*ExceptionType)
+}

@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// Host batches: the JVM and C hosts do not call into Go per event. Each host
+// thread encodes its events into a thread-owned buffer and hands the whole
+// buffer to SubmitBatch, one crossing per buffer. A batch enters the same
+// path as Go calls: the mode check (a pause blocks the submitting thread, a
+// suspend drops the batch), one reservation of consecutive ring slots (so a
+// batch's events get consecutive sequence numbers), and the drain, which
+// numbers them, maps ids and threads on first use and queues them.
+//
+// Record layout, little-endian, each record padded to a multiple of 8 bytes:
+//
+//	off size field
+//	0   1    kind: 1 entry, 2 exit, 3 exception, 4 bubble, 5 marker, 6 thread name
+//	1   1    flags: bit 0 exit by exception; bit 1 strings are modified UTF-8
+//	2   2    line (0xFFFF unknown)
+//	4   4    method id (from NewMethod)
+//	8   4    exception id (from NewExceptionType)
+//	12  2    length of the first string (marker key, thread name)
+//	14  2    length of the second string (marker value)
+//	16  8    CLOCK_MONOTONIC time in nanoseconds
+//	24  …    the strings' bytes
+const (
+	BatchHeaderSize = 1 + 1 + 2 + 4 + 4 + 2 + 2 + 8
+	batchAlign      = 8
+
+	BatchEntry  = 1
+	BatchExit   = 2
+	BatchThrow  = 3
+	BatchBubble = 4
+	BatchMarker = 5
+	BatchName   = 6
+
+	BatchFlagThrown = 1 << 0
+	BatchFlagMUTF8  = 1 << 1
+)
+
+// ErrBadBatch reports a malformed host batch; nothing of it is recorded.
+var ErrBadBatch = errors.New("tadpole: malformed event batch")
+
+var batchKinds = [...]kind{
+	BatchEntry:  kindEntry,
+	BatchExit:   kindExit,
+	BatchThrow:  kindThrow,
+	BatchBubble: kindBubble,
+	BatchMarker: kindMarker,
+	BatchName:   kindName,
+}
+
+// scanBatch validates b and counts its records.
+func scanBatch(b []byte) (int, error) {
+	n := 0
+	for off := 0; off < len(b); n++ {
+		if len(b)-off < BatchHeaderSize {
+			return 0, fmt.Errorf("%w: %d bytes left at offset %d", ErrBadBatch, len(b)-off, off)
+		}
+		k := b[off]
+		if int(k) >= len(batchKinds) || batchKinds[k] == 0 {
+			return 0, fmt.Errorf("%w: kind %d at offset %d", ErrBadBatch, k, off)
+		}
+		size := recordSize(b[off:])
+		if size > len(b)-off {
+			return 0, fmt.Errorf("%w: record at offset %d overruns the batch", ErrBadBatch, off)
+		}
+		off += size
+	}
+	return n, nil
+}
+
+func recordSize(r []byte) int {
+	l1 := int(binary.LittleEndian.Uint16(r[12:]))
+	l2 := int(binary.LittleEndian.Uint16(r[14:]))
+	size := BatchHeaderSize + l1 + l2
+	return (size + batchAlign - 1) &^ (batchAlign - 1)
+}
+
+// AppendBatchRecord appends one record to a batch; it is what the C side
+// does, written in Go for tests and Go-side hosts.
+func AppendBatchRecord(b []byte, k uint8, flags uint8, line uint16, method, exc int32, monoNs int64, s1, s2 string) []byte {
+	start := len(b)
+	b = append(b, k, flags)
+	b = binary.LittleEndian.AppendUint16(b, line)
+	b = binary.LittleEndian.AppendUint32(b, uint32(method))
+	b = binary.LittleEndian.AppendUint32(b, uint32(exc))
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(s1)))
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(s2)))
+	b = binary.LittleEndian.AppendUint64(b, uint64(monoNs))
+	b = append(b, s1...)
+	b = append(b, s2...)
+	for (len(b)-start)%batchAlign != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// MonoNow is the CLOCK_MONOTONIC time in nanoseconds, the clock of batch
+// records.
+func MonoNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// SubmitBatch records a host thread's batch of events. thread identifies
+// the host thread (a Java thread id, or an id the C host gives each OS
+// thread). It returns the number of records taken: 0 with a nil error when
+// nothing is tracing or tracing is suspended.
+func SubmitBatch(thread uint64, b []byte) (int, error) {
+	n, err := scanBatch(b)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	s := active.Load()
+	if s == nil {
+		return 0, nil
+	}
+	if s.mode.Load() != modeTracing && !s.gate() {
+		return 0, nil
+	}
+	first, ok := s.ring.reserve(uint64(n))
+	if !ok {
+		return 0, nil
+	}
+	key := hostThreadBit | thread
+	for i, off := first, 0; off < len(b); i++ {
+		r := b[off:]
+		sl := s.ring.at(i)
+		sl.kind = batchKinds[r[0]]
+		sl.flag = r[1]&BatchFlagThrown != 0
+		sl.line = binary.LittleEndian.Uint16(r[2:])
+		sl.method = int32(binary.LittleEndian.Uint32(r[4:]))
+		sl.exc = int32(binary.LittleEndian.Uint32(r[8:]))
+		sl.rel = s.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
+		sl.thread = key
+		l1 := int(binary.LittleEndian.Uint16(r[12:]))
+		l2 := int(binary.LittleEndian.Uint16(r[14:]))
+		sl.key, sl.value = "", ""
+		if l1+l2 > 0 {
+			p := r[BatchHeaderSize:]
+			if r[1]&BatchFlagMUTF8 != 0 {
+				sl.key, sl.value = bytefrog.String(p[:l1]), bytefrog.String(p[l1:l1+l2])
+			} else {
+				sl.key, sl.value = string(p[:l1]), string(p[l1:l1+l2])
+			}
+		}
+		s.ring.publish(sl, i)
+		off += recordSize(r)
+	}
+	return n, nil
+}
+
+// relMillis converts a CLOCK_MONOTONIC time to ms since trace start.
+func (s *session) relMillis(monoNs int64) int32 {
+	d := monoNs - s.beginMono
+	if d < 0 {
+		return 0
+	}
+	return int32(d / 1e6)
+}

@@ -1,0 +1,148 @@
+package agent
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// discardConn is a data connection that accepts and drops every write.
+type discardConn struct{ net.Conn }
+
+func (discardConn) Write(b []byte) (int, error) { return len(b), nil }
+func (discardConn) Close() error                { return nil }
+
+// sinkSession makes an active session whose data connections discard: the
+// whole agent pipeline (ring, drain, encoding, pool, writers) without a
+// network or an HQ. It ends at cleanup.
+func sinkSession(tb testing.TB, conns int) *session {
+	tb.Helper()
+	log, _ := newLogger("none", LevelOff)
+	cfg := testConfig("sink")
+	s := newSession(cfg, log)
+	s.hq = bytefrog.DefaultConfig()
+	for i := 0; i < conns; i++ {
+		s.data = append(s.data, discardConn{})
+	}
+	s.startPipeline(4 << 20)
+	s.mode.Store(uint32(bytefrog.ModeTracing))
+	if !active.CompareAndSwap(nil, s) {
+		tb.Fatal("another session is active")
+	}
+	tb.Cleanup(func() {
+		s.stopping.Store(true)
+		s.mode.Store(uint32(bytefrog.ModeShutdown))
+		s.closeStop()
+		s.ring.nudge()
+		<-*s.dataDone.Load()
+		active.CompareAndSwap(s, nil)
+	})
+	return s
+}
+
+func TestRecordingDoesNotAllocate(t *testing.T) {
+	sinkSession(t, 1)
+	m := NewMethod("t/T.allocs;1;()V")
+	e := NewExceptionType("t.E")
+	var err error = io.EOF
+	cases := map[string]func(){
+		"Enter+Exit": func() { m.Enter().Exit() },
+		"ExitLine":   func() { m.ExitLine(12) },
+		"Throw":      func() { m.Throw(e, 3) },
+		"ExitErr":    func() { m.Enter().ExitErr(&err) },
+		"Mark":       func() { Mark("key", "value") },
+	}
+	for name, f := range cases {
+		f() // first use registers the error type
+		if n := testing.AllocsPerRun(1000, f); n != 0 {
+			t.Errorf("%s allocates %.1f times per call", name, n)
+		}
+	}
+}
+
+func TestNoAgentDoesNotAllocate(t *testing.T) {
+	m := NewMethod("t/T.noagent;1;()V")
+	if n := testing.AllocsPerRun(1000, func() { m.Enter().Exit(); Mark("k", "v") }); n != 0 {
+		t.Errorf("no-op calls allocate %.1f times", n)
+	}
+}
+
+// BenchmarkEnterExit is the cost of one traced call (MethodEntry and
+// MethodExit) through the whole agent pipeline into a discarding sink.
+func BenchmarkEnterExit(b *testing.B) {
+	sinkSession(b, 2)
+	m := NewMethod("t/T.bench;1;()V")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.Enter().Exit()
+	}
+}
+
+func BenchmarkEnterExitDefer(b *testing.B) {
+	sinkSession(b, 2)
+	m := NewMethod("t/T.benchDefer;1;()V")
+	f := func() { defer m.Enter().Exit() }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f()
+	}
+}
+
+func BenchmarkEnterExitParallel(b *testing.B) {
+	sinkSession(b, 2)
+	m := NewMethod("t/T.benchParallel;1;()V")
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.Enter().Exit()
+		}
+	})
+}
+
+func BenchmarkEnterExitNoAgent(b *testing.B) {
+	m := NewMethod("t/T.benchNoAgent;1;()V")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		m.Enter().Exit()
+	}
+}
+
+func BenchmarkMark(b *testing.B) {
+	sinkSession(b, 2)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Mark("request", "GET /index.html")
+	}
+}
+
+func BenchmarkSubmitBatch(b *testing.B) {
+	sinkSession(b, 2)
+	m := NewMethod("t/T.batch;1;()V")
+	var batch []byte
+	now := MonoNow()
+	for i := 0; i < 128; i++ {
+		batch = AppendBatchRecord(batch, BatchEntry, 0, 0, m.ID(), 0, now, "", "")
+		batch = AppendBatchRecord(batch, BatchExit, 0, 9, m.ID(), 0, now, "", "")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		SubmitBatch(7, batch)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/event")
+}
+
+func testConfig(addr string) Config {
+	c := DefaultConfig()
+	c.HQ = addr
+	c.FlushInterval = 5 * time.Millisecond
+	c.Log = "none"
+	return c
+}

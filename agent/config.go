@@ -1,0 +1,265 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// Config holds every agent setting. The zero value is not usable; start from
+// DefaultConfig. The same settings come from an options string
+// ("hq=127.0.0.1:8765,connect_timeout=5s") and from TADPOLE_* environment
+// variables (TADPOLE_HQ, TADPOLE_CONNECT_TIMEOUT, ...): see the Options table.
+type Config struct {
+	// HQ is host:port of the HQ. Empty means tracing is off.
+	HQ string
+	// ConnectTimeout bounds connecting to HQ and the Hello/Configuration
+	// exchange. Default 5s.
+	ConnectTimeout time.Duration
+	// StartTimeout bounds the wait for HQ's Start after the configuration.
+	// Default 10s; 0 waits as long as the connection lives.
+	StartTimeout time.Duration
+	// Version is the Bytefrog protocol version sent in Hello (1–4). Default 1.
+	Version uint8
+	// Flavor chooses the MethodExit layout. Default bytefrog.
+	Flavor bytefrog.Flavor
+	// ProjectID, when non-zero with Version 4, is sent in a ProjectHello.
+	ProjectID int32
+	// DataConnections overrides HQ's numDataSenders when > 0.
+	DataConnections int
+	// BufferBudget overrides HQ's bufferMemoryBudget (bytes) when > 0.
+	BufferBudget int
+	// FlushInterval is how long a partly filled send buffer may wait for more
+	// events before it is sent. Default 20ms.
+	FlushInterval time.Duration
+	// RingSize is the number of event slots between instrumented code and
+	// the encoder (a power of two). Default 16384.
+	RingSize int
+	// LogLevel is the least severe level logged. Default warn.
+	LogLevel LogLevel
+	// Log is where the agent logs: "stderr" (default), "none", or a file path.
+	Log string
+	// LTTngDomain is the LTTng agent domain loggers are listed under
+	// ("jul", "log4j", "python"). Default jul.
+	LTTngDomain string
+}
+
+// DefaultConfig returns the defaults documented on Config.
+func DefaultConfig() Config {
+	return Config{
+		ConnectTimeout: 5 * time.Second,
+		StartTimeout:   10 * time.Second,
+		Version:        bytefrog.Version1,
+		Flavor:         bytefrog.FlavorBytefrog,
+		FlushInterval:  20 * time.Millisecond,
+		RingSize:       1 << 14,
+		LogLevel:       LevelWarn,
+		Log:            "stderr",
+		LTTngDomain:    "jul",
+	}
+}
+
+// Errors reported by option parsing and Verify.
+var (
+	ErrUnknownOption = errors.New("tadpole: unknown option")
+	ErrBadOption     = errors.New("tadpole: bad option value")
+)
+
+// option describes one setting as spelled in options strings and the
+// environment.
+type option struct {
+	key string
+	doc string
+	set func(c *Config, v string) error
+}
+
+// Options lists the keys accepted in an options string; the environment
+// variable of a key is TADPOLE_ followed by the key in upper case.
+var options = []option{
+	{"hq", "host:port of the HQ (tracing is off when empty)", func(c *Config, v string) error {
+		c.HQ = v
+		return nil
+	}},
+	{"connect_timeout", "duration bounding the connection to HQ (5s)", durationOpt(func(c *Config) *time.Duration { return &c.ConnectTimeout })},
+	{"start_timeout", "duration bounding the wait for HQ's Start (10s; 0 = no bound)", durationOpt(func(c *Config) *time.Duration { return &c.StartTimeout })},
+	{"protocol", "Bytefrog protocol version 1-4 (1)", func(c *Config, v string) error {
+		n, err := strconv.ParseUint(v, 10, 8)
+		if err != nil || n < 1 || n > uint64(bytefrog.MaxVersion) {
+			return fmt.Errorf("want 1 to %d", bytefrog.MaxVersion)
+		}
+		c.Version = uint8(n)
+		return nil
+	}},
+	{"flavor", "MethodExit layout: bytefrog or codepulse (bytefrog)", func(c *Config, v string) error {
+		f, err := bytefrog.ParseFlavor(v)
+		c.Flavor = f
+		return err
+	}},
+	{"project_id", "Code Pulse project id sent in a v4 ProjectHello (0 = plain Hello)", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		c.ProjectID = int32(n)
+		return err
+	}},
+	{"data_connections", "number of data connections, overriding HQ's (0 = HQ's)", intOpt(func(c *Config) *int { return &c.DataConnections }, 0, 64)},
+	{"buffer_budget", "bytes of send buffers, overriding HQ's (0 = HQ's)", intOpt(func(c *Config) *int { return &c.BufferBudget }, 0, 1<<30)},
+	{"flush_interval", "longest wait of a partly filled send buffer (20ms)", durationOpt(func(c *Config) *time.Duration { return &c.FlushInterval })},
+	{"ring_size", "event slots between the traced code and the encoder, a power of two (16384)", intOpt(func(c *Config) *int { return &c.RingSize }, 64, 1<<24)},
+	{"log_level", "debug, info, warn, error or off (warn)", func(c *Config, v string) error {
+		l, err := ParseLogLevel(v)
+		c.LogLevel = l
+		return err
+	}},
+	{"log", "stderr, none, or a file path (stderr)", func(c *Config, v string) error {
+		c.Log = v
+		return nil
+	}},
+	{"lttng_domain", "LTTng agent domain: jul, log4j or python (jul)", func(c *Config, v string) error {
+		switch v {
+		case "jul", "log4j", "python":
+			c.LTTngDomain = v
+			return nil
+		}
+		return errors.New("want jul, log4j or python")
+	}},
+}
+
+func durationOpt(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			// A bare number is seconds, as in the Java agent's connectTimeout.
+			n, nerr := strconv.ParseUint(v, 10, 32)
+			if nerr != nil {
+				return errors.New("want a duration such as 5s or 250ms")
+			}
+			d = time.Duration(n) * time.Second
+		}
+		if d < 0 {
+			return errors.New("negative duration")
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func intOpt(field func(*Config) *int, lo, hi int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("want an integer from %d to %d", lo, hi)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func lookupOption(key string) *option {
+	for i := range options {
+		if options[i].key == key {
+			return &options[i]
+		}
+	}
+	return nil
+}
+
+// ParseOptions applies an options string "key=value,key=value" to c. Keys
+// are those of OptionHelp; '-' and '_' are interchangeable. Every unknown key
+// and bad value is reported, joined in one error naming them.
+func (c *Config) ParseOptions(s string) error {
+	var errs []error
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			errs = append(errs, fmt.Errorf("%w %q: want key=value", ErrBadOption, kv))
+			continue
+		}
+		if err := c.set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) set(key, v string) error {
+	norm := strings.ToLower(strings.ReplaceAll(key, "-", "_"))
+	o := lookupOption(norm)
+	if o == nil {
+		return fmt.Errorf("%w %q", ErrUnknownOption, key)
+	}
+	if err := o.set(c, v); err != nil {
+		return fmt.Errorf("%w %s=%q: %v", ErrBadOption, key, v, err)
+	}
+	return nil
+}
+
+// ApplyEnv applies TADPOLE_<KEY> variables found by lookup (os.LookupEnv
+// when nil). Unknown TADPOLE_ variables are ignored; bad values are errors.
+func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	var errs []error
+	for _, o := range options {
+		name := "TADPOLE_" + strings.ToUpper(o.key)
+		if v, ok := lookup(name); ok {
+			if err := o.set(c, v); err != nil {
+				errs = append(errs, fmt.Errorf("%w %s=%q: %v", ErrBadOption, name, v, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Verify checks that the settings are usable together.
+func (c *Config) Verify() error {
+	var errs []error
+	if c.Version < 1 || c.Version > bytefrog.MaxVersion {
+		errs = append(errs, fmt.Errorf("%w protocol=%d", ErrBadOption, c.Version))
+	}
+	if c.RingSize < 64 || c.RingSize&(c.RingSize-1) != 0 {
+		errs = append(errs, fmt.Errorf("%w ring_size=%d: want a power of two ≥ 64", ErrBadOption, c.RingSize))
+	}
+	if c.ConnectTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("%w connect_timeout=%v: want > 0", ErrBadOption, c.ConnectTimeout))
+	}
+	if c.FlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("%w flush_interval=%v: want > 0", ErrBadOption, c.FlushInterval))
+	}
+	if c.ProjectID != 0 && c.Version != bytefrog.Version4 {
+		errs = append(errs, fmt.Errorf("%w project_id needs protocol=4", ErrBadOption))
+	}
+	return errors.Join(errs...)
+}
+
+// LoadConfig builds the configuration a host uses: defaults, then the
+// environment, then the options string, then Verify.
+func LoadConfig(opts string) (Config, error) {
+	c := DefaultConfig()
+	if err := c.ApplyEnv(nil); err != nil {
+		return c, err
+	}
+	if err := c.ParseOptions(opts); err != nil {
+		return c, err
+	}
+	return c, c.Verify()
+}
+
+// OptionHelp returns one line per option key: "key  description".
+func OptionHelp() string {
+	keys := make([]string, 0, len(options))
+	for _, o := range options {
+		keys = append(keys, fmt.Sprintf("%-17s %s", o.key, o.doc))
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, "\n")
+}

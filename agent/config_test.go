@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+func TestParseOptions(t *testing.T) {
+	tests := []struct {
+		opts  string
+		check func(Config) bool
+	}{
+		{"hq=127.0.0.1:8765", func(c Config) bool { return c.HQ == "127.0.0.1:8765" }},
+		{"hq=h:1, connect_timeout=250ms", func(c Config) bool { return c.ConnectTimeout == 250*time.Millisecond }},
+		{"connect-timeout=3", func(c Config) bool { return c.ConnectTimeout == 3*time.Second }},
+		{"protocol=2,flavor=codepulse", func(c Config) bool { return c.Version == 2 && c.Flavor == bytefrog.FlavorCodePulse }},
+		{"protocol=4,project_id=42", func(c Config) bool { return c.ProjectID == 42 }},
+		{"data_connections=8,buffer_budget=1048576", func(c Config) bool { return c.DataConnections == 8 && c.BufferBudget == 1<<20 }},
+		{"log_level=debug,log=/tmp/x.log", func(c Config) bool { return c.LogLevel == LevelDebug && c.Log == "/tmp/x.log" }},
+		{"lttng_domain=log4j", func(c Config) bool { return c.LTTngDomain == "log4j" }},
+		{"", func(c Config) bool { return c == DefaultConfig() }},
+	}
+	for _, tt := range tests {
+		c := DefaultConfig()
+		if err := c.ParseOptions(tt.opts); err != nil {
+			t.Errorf("ParseOptions(%q): %v", tt.opts, err)
+			continue
+		}
+		if err := c.Verify(); err != nil {
+			t.Errorf("ParseOptions(%q): Verify: %v", tt.opts, err)
+		}
+		if !tt.check(c) {
+			t.Errorf("ParseOptions(%q) gave %+v", tt.opts, c)
+		}
+	}
+}
+
+func TestParseOptionsErrors(t *testing.T) {
+	tests := []struct {
+		opts  string
+		is    error
+		names []string
+	}{
+		{"bogus=1", ErrUnknownOption, []string{"bogus"}},
+		{"hq=x,colour=red,protocol=9", ErrUnknownOption, []string{"colour", "protocol"}},
+		{"protocol=9", ErrBadOption, []string{"protocol"}},
+		{"flavor=java", ErrBadOption, []string{"flavor"}},
+		{"connect_timeout=soon", ErrBadOption, []string{"connect_timeout"}},
+		{"data_connections=-1", ErrBadOption, []string{"data_connections"}},
+		{"log_level=loud", ErrBadOption, []string{"log_level"}},
+		{"justakey", ErrBadOption, []string{"justakey"}},
+	}
+	for _, tt := range tests {
+		c := DefaultConfig()
+		err := c.ParseOptions(tt.opts)
+		if !errors.Is(err, tt.is) {
+			t.Errorf("ParseOptions(%q) = %v; want %v", tt.opts, err, tt.is)
+			continue
+		}
+		for _, n := range tt.names {
+			if !strings.Contains(err.Error(), n) {
+				t.Errorf("ParseOptions(%q) error %q does not name %q", tt.opts, err, n)
+			}
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	for _, opts := range []string{"ring_size=1000", "protocol=2,project_id=3", "flush_interval=0s"} {
+		c := DefaultConfig()
+		if err := c.ParseOptions(opts); err != nil {
+			t.Fatalf("ParseOptions(%q): %v", opts, err)
+		}
+		if err := c.Verify(); err == nil {
+			t.Errorf("Verify after %q = nil; want an error", opts)
+		}
+	}
+}
+
+func TestApplyEnv(t *testing.T) {
+	env := map[string]string{"TADPOLE_HQ": "10.0.0.1:9", "TADPOLE_DATA_CONNECTIONS": "4", "TADPOLE_UNRELATED": "x"}
+	c := DefaultConfig()
+	if err := c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if c.HQ != "10.0.0.1:9" || c.DataConnections != 4 {
+		t.Errorf("ApplyEnv gave %+v", c)
+	}
+	env["TADPOLE_PROTOCOL"] = "x"
+	if err := c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), "TADPOLE_PROTOCOL") {
+		t.Errorf("ApplyEnv with a bad value = %v", err)
+	}
+}
+
+func TestOptionHelpListsEveryKey(t *testing.T) {
+	h := OptionHelp()
+	for _, o := range options {
+		if !strings.Contains(h, o.key) {
+			t.Errorf("OptionHelp misses %q", o.key)
+		}
+	}
+}

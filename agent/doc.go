@@ -1,0 +1,36 @@
+// Package agent is tadpole's tracing core, in pure Go: configuration, the
+// Bytefrog session with HQ (hello, configuration, start, heartbeats, pause,
+// suspend, stop), the event path, the caches and the Go API.
+//
+// # Event path
+//
+// Instrumented code never writes to a socket and never takes a lock. A
+// recording call loads the active session, checks the mode, reserves the
+// next slot of a multi-producer ring with one atomic add, fills it and
+// publishes it. A single drain goroutine consumes the ring in order; it
+// alone assigns Bytefrog sequence numbers (gap-free by construction),
+// thread ids and first-use mappings, and encodes messages into pooled send
+// buffers, each mapping in the same buffer right before the event that
+// first uses it. Data writers, one per data connection, send full buffers.
+// The pool is bounded by the buffer budget: when every buffer is in flight
+// the drain waits, the ring fills and recording calls wait — back-pressure,
+// never loss, while tracing. Control messages travel on their own
+// connection and queue, ahead of nothing.
+//
+// Modes: Pause blocks recording calls until Unpause. Suspend drops events
+// before they take a slot, so no sequence number is consumed, and a
+// DataBreak carrying the next number goes to HQ. Stop (from HQ) and
+// Shutdown send the 'X' heartbeat, drain what was recorded, close the data
+// connections and then the control connection; the host keeps running.
+//
+// # Hosts
+//
+// Go code uses Method handles (NewMethod), Mark, SetThreadName and the
+// slog handler. JVM and C hosts encode events into per-thread buffers and
+// hand whole buffers to SubmitBatch; batches take the same path.
+//
+// # Logging
+//
+// The agent never writes to stdout. It logs to stderr (or a file, or
+// nowhere) at or above the configured level, each distinct problem once.
+package agent

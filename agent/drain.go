@@ -1,0 +1,370 @@
+package agent
+
+import (
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// sendBuf is one pooled send buffer: a run of encoded data messages that
+// goes to HQ in one write on one data connection.
+type sendBuf struct {
+	b []byte
+}
+
+// bufPool is the fixed set of send buffers allowed by the memory budget.
+// The drain takes a free buffer, fills it and queues it; a data writer
+// writes it and returns it. When every buffer is queued or in flight the
+// drain waits, the ring fills up, and instrumented code waits: nothing is
+// dropped while tracing and memory stays bounded.
+type bufPool struct {
+	size    int           // nominal capacity of a buffer
+	full    int           // a buffer is shipped once it holds this many bytes
+	free    chan *sendBuf // buffers ready to be filled
+	queue   chan *sendBuf // filled buffers waiting for a data writer
+	waiting atomic.Int32  // buffers queued or being written
+}
+
+// Buffer sizing follows the original agent: start at 8 KiB and halve until
+// the budget holds at least minBuffers buffers; never below minBufSize.
+const (
+	maxBufSize = 8 << 10
+	minBufSize = 512
+	minBuffers = 10
+)
+
+func newBufPool(budget int) *bufPool {
+	size := maxBufSize
+	for size > minBufSize && budget/size < minBuffers {
+		size /= 2
+	}
+	n := budget / size
+	if n < 2 {
+		n = 2
+	}
+	p := &bufPool{
+		size:  size,
+		full:  size - size/10,
+		free:  make(chan *sendBuf, n),
+		queue: make(chan *sendBuf, n),
+	}
+	for i := 0; i < n; i++ {
+		p.free <- &sendBuf{b: make([]byte, 0, size)}
+	}
+	return p
+}
+
+// recycle resets b and returns it to the free list; a buffer that grew for
+// a very long string is replaced by one of nominal size.
+func (p *bufPool) recycle(b *sendBuf) {
+	if cap(b.b) > 2*p.size {
+		b.b = make([]byte, 0, p.size)
+	}
+	b.b = b.b[:0]
+	p.free <- b
+}
+
+// drain is the single consumer of the ring. It alone assigns Bytefrog
+// sequence numbers (so they are gap-free by construction), thread ids and
+// first-use mappings, and encodes events into send buffers. Because it is
+// single-threaded its caches need no locks.
+type drain struct {
+	s   *session
+	seq int32 // next sequence number
+
+	tids    map[uint64]uint16 // thread key → wire thread id
+	nextTid uint16
+	// lastKey and lastTid cache the latest lookup: runs of events from one
+	// thread are the common case.
+	lastKey uint64
+	lastTid uint16
+	lastOK  bool
+	counted int64 // events not yet added to session.events
+	names   map[uint64]string // thread key → name given by the host
+
+	methodSent []bool // indexed by method id
+	excSent    []bool // indexed by exception id
+
+	cur       *sendBuf
+	curSince  time.Time
+	lastBreak int32
+	broke     bool
+	discard   bool // the run failed: consume slots without sending
+}
+
+// Bounds on the drain's thread caches; past them the cache starts over and
+// threads are re-announced on next use.
+const maxThreads = 1 << 16
+
+func newDrain(s *session) *drain {
+	return &drain{
+		s:     s,
+		tids:  make(map[uint64]uint16),
+		names: make(map[uint64]string),
+	}
+}
+
+// run consumes the ring until the session stops and every reserved slot
+// that will be published has been handled.
+func (d *drain) run() {
+	s := d.s
+	r := s.ring
+	defer s.wg.Done()
+	defer d.finish()
+	h := r.head.Load()
+	for {
+		if s.brk.due(h) {
+			d.dataBreak()
+		}
+		if r.ready(h) {
+			sl := r.at(h)
+			d.process(sl)
+			sl.key, sl.value = "", ""
+			h++
+			if h&63 == 0 {
+				r.head.Store(h)
+			}
+			continue
+		}
+		r.head.Store(h)
+		if d.cur != nil && len(d.cur.b) > 0 && time.Since(d.curSince) >= s.cfg.FlushInterval {
+			d.ship()
+		}
+		if s.stopping.Load() && h == r.tail.Load() {
+			// Let producers that passed the mode check just before the stop
+			// publish, then finish.
+			if !r.park(h, 2*time.Millisecond, nil) && h == r.tail.Load() {
+				return
+			}
+			continue
+		}
+		wait := time.Duration(0)
+		if d.cur != nil && len(d.cur.b) > 0 {
+			wait = s.cfg.FlushInterval - time.Since(d.curSince)
+			if wait <= 0 {
+				wait = time.Microsecond
+			}
+		}
+		if wait == 0 {
+			wait = 50 * time.Millisecond // re-check stopping now and then
+		}
+		r.park(h, wait, s.stopCh)
+	}
+}
+
+func (d *drain) finish() {
+	d.ship()
+	d.s.ring.closed.Store(true)
+	close(d.s.pool.queue)
+}
+
+// buf returns the buffer being filled, taking a free one if needed. It
+// blocks while every buffer is in use (back-pressure) unless the run has
+// failed, in which case it returns nil and the drain discards.
+func (d *drain) buf() *sendBuf {
+	if d.cur != nil {
+		return d.cur
+	}
+	if d.discard {
+		return nil
+	}
+	select {
+	case b := <-d.s.pool.free:
+		d.cur, d.curSince = b, time.Now()
+		return b
+	case <-d.s.failCh:
+		d.discard = true
+		return nil
+	}
+}
+
+// ship queues the current buffer for the data writers.
+func (d *drain) ship() {
+	b := d.cur
+	if b == nil {
+		return
+	}
+	d.cur = nil
+	d.s.events.Add(d.counted)
+	d.counted = 0
+	if len(b.b) == 0 || d.discard {
+		d.s.pool.recycle(b)
+		return
+	}
+	d.s.pool.waiting.Add(1)
+	d.s.pool.queue <- b // never blocks: the queue holds every buffer
+}
+
+func (d *drain) process(sl *slot) {
+	if sl.kind == kindName {
+		d.rename(sl.thread, sl.key, sl.rel)
+		return
+	}
+	if d.discard {
+		return
+	}
+	b := d.buf()
+	if b == nil {
+		return
+	}
+	tid := d.tid(b, sl.thread, sl.rel)
+	if sl.method > 0 {
+		d.mapMethod(b, sl.method)
+	}
+	if sl.exc > 0 {
+		d.mapException(b, sl.exc)
+	}
+	seq := d.seq
+	d.seq++
+	p := b.b
+	switch sl.kind {
+	case kindEntry:
+		p = bytefrog.AppendMethodEntry(p, sl.rel, seq, sl.method, tid)
+	case kindExit:
+		if d.s.cfg.Flavor == bytefrog.FlavorCodePulse {
+			p = bytefrog.AppendMethodExitCodePulse(p, sl.rel, seq, sl.method, sl.flag, tid)
+		} else {
+			p = bytefrog.AppendMethodExit(p, sl.rel, seq, sl.method, sl.line, tid)
+		}
+	case kindThrow:
+		p = bytefrog.AppendException(p, sl.rel, seq, sl.method, sl.exc, sl.line, tid)
+	case kindBubble:
+		p = bytefrog.AppendExceptionBubble(p, sl.rel, seq, sl.method, sl.exc, tid)
+	case kindMarker:
+		p = bytefrog.AppendMarker(p, sl.rel, seq, sl.key, sl.value)
+	}
+	b.b = p
+	d.counted++
+	if len(p) >= d.s.pool.full {
+		d.ship()
+	}
+}
+
+// tid returns the wire thread id of a thread key, announcing the thread
+// with MapThreadName on first use.
+func (d *drain) tid(b *sendBuf, key uint64, rel int32) uint16 {
+	if d.lastOK && key == d.lastKey {
+		return d.lastTid
+	}
+	if t, ok := d.tids[key]; ok {
+		d.lastKey, d.lastTid, d.lastOK = key, t, true
+		return t
+	}
+	if len(d.tids) >= maxThreads {
+		clear(d.tids)
+		d.lastOK = false
+	}
+	t := d.nextTid
+	d.nextTid++
+	d.tids[key] = t
+	d.lastKey, d.lastTid, d.lastOK = key, t, true
+	b.b = bytefrog.AppendMapThreadName(b.b, t, rel, d.threadName(key))
+	return t
+}
+
+func (d *drain) threadName(key uint64) string {
+	if n, ok := d.names[key]; ok {
+		return n
+	}
+	if key&hostThreadBit != 0 {
+		return "thread-" + strconv.FormatUint(key&^hostThreadBit, 10)
+	}
+	return "goroutine-" + strconv.FormatUint(key, 10)
+}
+
+// rename records a thread's new name; a thread already announced is
+// announced again so HQ sees the change at this point of the trace.
+func (d *drain) rename(key uint64, name string, rel int32) {
+	if len(d.names) >= maxThreads {
+		clear(d.names)
+	}
+	d.names[key] = name
+	t, ok := d.tids[key]
+	if !ok || d.discard {
+		return
+	}
+	if b := d.buf(); b != nil {
+		b.b = bytefrog.AppendMapThreadName(b.b, t, rel, name)
+	}
+}
+
+func (d *drain) mapMethod(b *sendBuf, id int32) {
+	if int(id) < len(d.methodSent) && d.methodSent[id] {
+		return
+	}
+	d.methodSent = growMarks(d.methodSent, id)
+	d.methodSent[id] = true
+	b.b = bytefrog.AppendMapMethodSignature(b.b, id, methodNames.name(id))
+}
+
+func (d *drain) mapException(b *sendBuf, id int32) {
+	if int(id) < len(d.excSent) && d.excSent[id] {
+		return
+	}
+	d.excSent = growMarks(d.excSent, id)
+	d.excSent[id] = true
+	b.b = bytefrog.AppendMapException(b.b, id, exceptionNames.name(id))
+}
+
+func growMarks(m []bool, id int32) []bool {
+	if int(id) < len(m) {
+		return m
+	}
+	n := 2 * len(m)
+	if n <= int(id) {
+		n = int(id) + 64
+	}
+	g := make([]bool, n)
+	copy(g, m)
+	return g
+}
+
+// dataBreak reports to HQ that events before the next sequence number are
+// cut off from those after it. A number is reported once.
+func (d *drain) dataBreak() {
+	if d.broke && d.lastBreak == d.seq {
+		return
+	}
+	d.broke, d.lastBreak = true, d.seq
+	d.s.sendControl(bytefrog.AppendDataBreak(nil, d.seq), true)
+}
+
+// breaks is the queue of ring indexes at which tracing was suspended.
+type breaks struct {
+	mu   sync.Mutex
+	at   []uint64
+	next atomic.Uint64 // first pending index, MaxUint64 when none
+}
+
+func (b *breaks) init() { b.next.Store(math.MaxUint64) }
+
+func (b *breaks) push(i uint64) {
+	b.mu.Lock()
+	b.at = append(b.at, i)
+	b.next.Store(b.at[0])
+	b.mu.Unlock()
+}
+
+// due reports and consumes a break whose index is ≤ h.
+func (b *breaks) due(h uint64) bool {
+	if b.next.Load() > h {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for n < len(b.at) && b.at[n] <= h {
+		n++
+	}
+	b.at = b.at[n:]
+	if len(b.at) == 0 {
+		b.next.Store(math.MaxUint64)
+	} else {
+		b.next.Store(b.at[0])
+	}
+	return n > 0
+}

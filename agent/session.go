@@ -1,0 +1,611 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// Errors of a trace run.
+var (
+	ErrNoHQ           = errors.New("tadpole: HQ not reachable")
+	ErrRejected       = errors.New("tadpole: HQ rejected the agent")
+	ErrProtocol       = errors.New("tadpole: protocol error")
+	ErrStartTimeout   = errors.New("tadpole: no Start from HQ in time")
+	ErrStopped        = errors.New("tadpole: tracing stopped")
+	ErrAlreadyRunning = errors.New("tadpole: an agent is already tracing in this process")
+)
+
+// session is one trace run: the control connection, the data connections,
+// the ring, the drain and the send-buffer pool.
+type session struct {
+	// Read by every recording call: kept apart from fields that other
+	// goroutines write often.
+	mode  atomic.Uint32 // bytefrog.Mode
+	clock atomic.Int32  // ms since Start
+	ring  *ring
+	_     [cacheLine]byte
+
+	cfg     Config
+	log     *logger
+	dialect bytefrog.Dialect
+	hq      bytefrog.Config
+
+	ctrl net.Conn
+	dec  *bytefrog.Decoder
+	data []net.Conn
+
+	startSuspended bool // reader goroutine only, until Start
+	pauseMu        sync.Mutex
+	pauseCh        chan struct{} // non-nil while paused; closed on unpause
+
+	pool  *bufPool
+	brk   breaks
+	begin time.Time
+	// beginMono is CLOCK_MONOTONIC at begin, for host batch timestamps.
+	beginMono int64
+	events    atomic.Int64
+
+	ctrlHigh chan []byte
+	ctrlLow  chan []byte
+	hbReset  chan time.Duration
+
+	stopping atomic.Bool
+	stopOnce sync.Once
+	stopCh   chan struct{} // closed when the run begins to end
+	failOnce sync.Once
+	failCh   chan struct{} // closed when the run failed
+	failErr  error
+	started  chan struct{}                 // closed once tracing began
+	startErr chan error                    // reader → Start caller, when Start could not begin
+	done     chan struct{}                 // closed when every goroutine has ended
+	dataDone atomic.Pointer[chan struct{}] // closed when the data side has ended
+	wg       sync.WaitGroup
+	ctrlWG   sync.WaitGroup
+}
+
+// control message queue depth; control traffic is a few messages a second.
+const ctrlQueue = 1024
+
+func newSession(cfg Config, log *logger) *session {
+	s := &session{
+		cfg:      cfg,
+		log:      log,
+		dialect:  bytefrog.Dialect{Version: cfg.Version, Flavor: cfg.Flavor},
+		ctrlHigh: make(chan []byte, ctrlQueue),
+		ctrlLow:  make(chan []byte, ctrlQueue),
+		hbReset:  make(chan time.Duration, 1),
+		stopCh:   make(chan struct{}),
+		failCh:   make(chan struct{}),
+		started:  make(chan struct{}),
+		startErr: make(chan error, 1),
+		done:     make(chan struct{}),
+	}
+	s.mode.Store(uint32(bytefrog.ModeInitializing))
+	s.brk.init()
+	return s
+}
+
+// dial connects to HQ, retrying until the connect timeout.
+func (s *session) dial(ctx context.Context) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+	defer cancel()
+	var d net.Dialer
+	var last error
+	for {
+		c, err := d.DialContext(ctx, "tcp", s.cfg.HQ)
+		if err == nil {
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetNoDelay(true)
+			}
+			return c, nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w at %s within %v: %v", ErrNoHQ, s.cfg.HQ, s.cfg.ConnectTimeout, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// handshake sends Hello and reads the first Configuration.
+func (s *session) handshake(ctx context.Context) error {
+	c, err := s.dial(ctx)
+	if err != nil {
+		return err
+	}
+	s.ctrl = c
+	var hello []byte
+	if s.cfg.ProjectID != 0 {
+		hello = bytefrog.AppendProjectHello(nil, s.cfg.Version, s.cfg.ProjectID)
+	} else {
+		hello = bytefrog.AppendHello(nil, s.cfg.Version)
+	}
+	c.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
+	if _, err := c.Write(hello); err != nil {
+		c.Close()
+		return fmt.Errorf("%w: hello: %v", ErrNoHQ, err)
+	}
+	s.dec = bytefrog.NewDecoder(c, s.dialect)
+	var m bytefrog.Msg
+	if err := s.dec.Next(&m); err != nil {
+		c.Close()
+		return fmt.Errorf("%w: reading configuration: %v", ErrRejected, err)
+	}
+	switch m.Type {
+	case bytefrog.MsgConfiguration:
+		s.applyConfig(&m.Config)
+	case bytefrog.MsgError:
+		c.Close()
+		return fmt.Errorf("%w: %s", ErrRejected, bytefrog.String(m.Text))
+	default:
+		c.Close()
+		return fmt.Errorf("%w: %v before the configuration", ErrProtocol, m.Type)
+	}
+	c.SetDeadline(time.Time{})
+	return nil
+}
+
+func (s *session) applyConfig(c *bytefrog.Config) {
+	s.hq = *c
+	if s.hq.HeartbeatInterval <= 0 {
+		s.hq.HeartbeatInterval = 1000
+	}
+	select {
+	case s.hbReset <- time.Duration(s.hq.HeartbeatInterval) * time.Millisecond:
+	default:
+	}
+	s.log.logf(LevelDebug, "configuration: run %d, heartbeat %dms, %d data connection(s), budget %d bytes",
+		c.RunID, c.HeartbeatInterval, c.NumDataSenders, c.BufferMemoryBudget)
+}
+
+// run starts the control goroutines after the handshake.
+func (s *session) run() {
+	s.ctrlWG.Add(2)
+	go s.readControl()
+	go s.writeControl()
+	go func() {
+		s.ctrlWG.Wait()
+		s.ctrl.Close()
+		close(s.done)
+	}()
+}
+
+func (s *session) currentMode() bytefrog.Mode { return bytefrog.Mode(s.mode.Load()) }
+
+// setMode changes the mode and tells HQ at once.
+func (s *session) setMode(m bytefrog.Mode) {
+	s.mode.Store(uint32(m))
+	s.heartbeatNow()
+}
+
+func (s *session) heartbeatNow() {
+	s.sendControl(s.heartbeat(), true)
+}
+
+func (s *session) heartbeat() []byte {
+	n := int32(0)
+	if s.pool != nil {
+		n = s.pool.waiting.Load()
+	}
+	if n > 0xFFFF {
+		n = 0xFFFF
+	}
+	return bytefrog.AppendHeartbeat(nil, s.currentMode(), uint16(n))
+}
+
+// sendControl queues a control message; high-priority messages
+// (heartbeats, data breaks, errors) go before class reports. It never
+// blocks the caller for long: a queue that stays full means the control
+// connection is stuck, and the run fails.
+func (s *session) sendControl(msg []byte, high bool) {
+	q := s.ctrlLow
+	if high {
+		q = s.ctrlHigh
+	}
+	select {
+	case q <- msg:
+		return
+	default:
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case q <- msg:
+	case <-s.failCh:
+	case <-t.C:
+		s.fail(fmt.Errorf("%w: control queue full", ErrProtocol))
+	}
+}
+
+func (s *session) writeControl() {
+	defer s.ctrlWG.Done()
+	interval := time.Duration(s.hq.HeartbeatInterval) * time.Millisecond
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	write := func(b []byte) bool {
+		s.ctrl.SetWriteDeadline(time.Now().Add(s.cfg.ConnectTimeout))
+		if _, err := s.ctrl.Write(b); err != nil {
+			s.fail(fmt.Errorf("control connection: %w", err))
+			return false
+		}
+		return true
+	}
+	for {
+		select {
+		case b := <-s.ctrlHigh:
+			if !write(b) {
+				return
+			}
+			continue
+		default:
+		}
+		select {
+		case b := <-s.ctrlHigh:
+			if !write(b) {
+				return
+			}
+		case b := <-s.ctrlLow:
+			if !write(b) {
+				return
+			}
+		case d := <-s.hbReset:
+			tick.Reset(d)
+		case <-tick.C:
+			if !write(s.heartbeat()) {
+				return
+			}
+		case <-s.failCh:
+			return
+		case <-s.dataDoneCh():
+			// Data is drained and closed: flush what is queued and end.
+			for {
+				select {
+				case b := <-s.ctrlHigh:
+					if !write(b) {
+						return
+					}
+				default:
+					// HQ answers our end of stream by closing; don't wait for
+					// it forever.
+					closeWrite(s.ctrl)
+					s.ctrl.SetReadDeadline(time.Now().Add(2 * time.Second))
+					return
+				}
+			}
+		}
+	}
+}
+
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (s *session) dataDoneCh() <-chan struct{} {
+	if v := s.dataDone.Load(); v != nil {
+		return *v
+	}
+	return nil
+}
+
+func (s *session) readControl() {
+	defer s.ctrlWG.Done()
+	var m bytefrog.Msg
+	for {
+		err := s.dec.Next(&m)
+		if err != nil {
+			if s.stopping.Load() && (errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)) {
+				return
+			}
+			select {
+			case <-s.failCh:
+				return
+			default:
+			}
+			if s.stopping.Load() {
+				return
+			}
+			s.fail(fmt.Errorf("control connection lost: %w", err))
+			return
+		}
+		if err := s.command(&m); err != nil {
+			s.sendControl(bytefrog.AppendError(nil, err.Error()), true)
+			s.fail(err)
+			return
+		}
+	}
+}
+
+// command applies one message from HQ, following the agent state machine.
+func (s *session) command(m *bytefrog.Msg) error {
+	mode := s.currentMode()
+	bad := func() error {
+		return fmt.Errorf("%w: %v while %v", ErrProtocol, m.Type, mode)
+	}
+	switch m.Type {
+	case bytefrog.MsgConfiguration:
+		// "further Configuration messages before Start" only.
+		if mode != bytefrog.ModeInitializing {
+			return bad()
+		}
+		s.applyConfig(&m.Config)
+	case bytefrog.MsgStart:
+		if mode != bytefrog.ModeInitializing {
+			return bad()
+		}
+		if err := s.beginTracing(); err != nil {
+			s.startErr <- err
+			return err
+		}
+	case bytefrog.MsgStop:
+		go s.stop(context.Background())
+	case bytefrog.MsgPause:
+		if mode == bytefrog.ModeShutdown {
+			return nil
+		}
+		if mode != bytefrog.ModeTracing {
+			return bad()
+		}
+		s.pauseMu.Lock()
+		s.pauseCh = make(chan struct{})
+		s.setMode(bytefrog.ModePaused)
+		s.pauseMu.Unlock()
+	case bytefrog.MsgUnpause:
+		if mode == bytefrog.ModeShutdown {
+			return nil
+		}
+		if mode != bytefrog.ModePaused {
+			return bad()
+		}
+		s.unpause(bytefrog.ModeTracing)
+	case bytefrog.MsgSuspend:
+		switch mode {
+		case bytefrog.ModeInitializing:
+			s.startSuspended = true
+		case bytefrog.ModeTracing:
+			s.setMode(bytefrog.ModeSuspended)
+			s.brk.push(s.ring.tail.Load())
+			s.ring.nudge()
+		case bytefrog.ModeSuspended, bytefrog.ModeShutdown:
+		default:
+			return bad()
+		}
+	case bytefrog.MsgUnsuspend:
+		switch mode {
+		case bytefrog.ModeInitializing:
+			s.startSuspended = false
+		case bytefrog.ModeSuspended:
+			s.setMode(bytefrog.ModeTracing)
+		case bytefrog.ModeTracing, bytefrog.ModeShutdown:
+		default:
+			return bad()
+		}
+	case bytefrog.MsgError:
+		s.fail(fmt.Errorf("HQ reported an error: %s", bytefrog.String(m.Text)))
+	default:
+		return fmt.Errorf("%w: unexpected %v on the control connection", ErrProtocol, m.Type)
+	}
+	return nil
+}
+
+// unpause releases producers blocked by a pause and moves to mode next.
+func (s *session) unpause(next bytefrog.Mode) {
+	s.pauseMu.Lock()
+	defer s.pauseMu.Unlock()
+	s.setMode(next)
+	if s.pauseCh != nil {
+		close(s.pauseCh)
+		s.pauseCh = nil
+	}
+}
+
+// gate is the slow path of an instrumented call that found the mode other
+// than Tracing: it waits out a pause and reports whether to record.
+func (s *session) gate() bool {
+	for {
+		switch bytefrog.Mode(s.mode.Load()) {
+		case bytefrog.ModeTracing:
+			return true
+		case bytefrog.ModePaused:
+			s.pauseMu.Lock()
+			ch := s.pauseCh
+			s.pauseMu.Unlock()
+			if ch != nil {
+				<-ch
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// beginTracing opens the data connections and starts the drain.
+func (s *session) beginTracing() error {
+	n := s.cfg.DataConnections
+	if n <= 0 {
+		n = int(s.hq.NumDataSenders)
+	}
+	if n <= 0 {
+		n = 1
+	}
+	budget := s.cfg.BufferBudget
+	if budget <= 0 {
+		budget = int(s.hq.BufferMemoryBudget)
+	}
+	for i := 0; i < n; i++ {
+		c, err := s.openData()
+		if err != nil {
+			for _, d := range s.data {
+				d.Close()
+			}
+			s.data = nil
+			return err
+		}
+		s.data = append(s.data, c)
+	}
+	s.startPipeline(budget)
+	if s.startSuspended {
+		s.setMode(bytefrog.ModeSuspended)
+	} else {
+		s.setMode(bytefrog.ModeTracing)
+	}
+	close(s.started)
+	return nil
+}
+
+// startPipeline starts the ring, the drain, one writer per data connection
+// and the clock.
+func (s *session) startPipeline(budget int) {
+	s.ring = newRing(s.cfg.RingSize)
+	s.pool = newBufPool(budget)
+	s.begin = time.Now()
+	s.beginMono = MonoNow()
+	dd := make(chan struct{})
+	s.dataDone.Store(&dd)
+	s.wg.Add(1 + len(s.data) + 1)
+	go newDrain(s).run()
+	for _, c := range s.data {
+		go s.writeData(c)
+	}
+	go s.tick()
+	go func() {
+		s.wg.Wait()
+		close(dd)
+	}()
+}
+
+func (s *session) openData() (net.Conn, error) {
+	c, err := s.dial(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	c.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
+	if _, err := c.Write(bytefrog.AppendDataHello(nil, s.hq.RunID)); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%w: data hello: %v", ErrNoHQ, err)
+	}
+	var m bytefrog.Msg
+	if err := bytefrog.NewDecoder(c, s.dialect).Next(&m); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%w: data hello reply: %v", ErrRejected, err)
+	}
+	switch m.Type {
+	case bytefrog.MsgDataHelloReply:
+	case bytefrog.MsgError:
+		c.Close()
+		return nil, fmt.Errorf("%w: data connection: %s", ErrRejected, bytefrog.String(m.Text))
+	default:
+		c.Close()
+		return nil, fmt.Errorf("%w: %v in reply to DataHello", ErrProtocol, m.Type)
+	}
+	c.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// tick keeps the millisecond clock events are stamped with.
+func (s *session) tick() {
+	defer s.wg.Done()
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case now := <-t.C:
+			s.clock.Store(int32(now.Sub(s.begin) / time.Millisecond))
+		case <-s.stopCh:
+			return
+		}
+	}
+}
+
+func (s *session) writeData(c net.Conn) {
+	defer s.wg.Done()
+	for b := range s.pool.queue {
+		if !s.failed() {
+			if _, err := c.Write(b.b); err != nil {
+				s.fail(fmt.Errorf("data connection: %w", err))
+			}
+		}
+		s.pool.waiting.Add(-1)
+		s.pool.recycle(b)
+	}
+	closeWrite(c)
+	c.Close()
+}
+
+func (s *session) failed() bool {
+	select {
+	case <-s.failCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// fail ends the run after an error: tracing stops at once, producers are
+// released, connections are closed. The host keeps running.
+func (s *session) fail(err error) {
+	s.failOnce.Do(func() {
+		s.failErr = err
+		s.log.oncef("fail:"+err.Error(), LevelWarn, "tracing stopped: %v", err)
+		s.stopping.Store(true)
+		s.unpause(bytefrog.ModeShutdown)
+		close(s.failCh)
+		s.closeStop()
+		if s.ctrl != nil {
+			s.ctrl.Close()
+		}
+		for _, c := range s.data {
+			c.Close()
+		}
+		if s.ring == nil {
+			s.wgDataDone()
+		}
+	})
+}
+
+func (s *session) wgDataDone() {
+	if s.dataDone.Load() == nil {
+		s.dataDone.Store(&closedCh)
+	}
+}
+
+func (s *session) closeStop() {
+	s.stopOnce.Do(func() { close(s.stopCh) })
+}
+
+// stop ends the run cleanly: 'X' heartbeat, drain every event already
+// numbered, close the data connections, then the control connection.
+func (s *session) stop(ctx context.Context) error {
+	if !s.stopping.Swap(true) {
+		s.unpause(bytefrog.ModeShutdown)
+		s.closeStop()
+		if s.ring == nil {
+			s.wgDataDone()
+		} else {
+			s.ring.nudge()
+		}
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		s.fail(fmt.Errorf("%w: shutdown: %v", ErrStopped, ctx.Err()))
+		<-s.done
+		return ctx.Err()
+	}
+	if s.failed() && !errors.Is(s.failErr, ErrStopped) {
+		return s.failErr
+	}
+	return nil
+}
+
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+}
