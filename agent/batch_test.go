@@ -2,7 +2,12 @@ package agent
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
+
+	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 func TestScanBatchRejects(t *testing.T) {
@@ -21,5 +26,77 @@ func TestScanBatchRejects(t *testing.T) {
 	}
 	if n, err := scanBatch(good); n != 1 || err != nil {
 		t.Errorf("scanBatch(good) = %d, %v", n, err)
+	}
+}
+
+// TestHostBatches feeds batches the way the JVM and C hosts do, from
+// several host threads at once, and checks HQ gets every event once, in
+// order per thread, numbered without a gap, with names and mappings.
+func TestHostBatches(t *testing.T) {
+	h := startHQ(t, func(c *hq.Config) { c.Agent.NumDataSenders = 4 })
+	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	const threads, batches, pairs = 6, 50, 40
+	m := NewMethod("host/C.work;1;()V")
+	e := NewExceptionType("host.Boom")
+	var wg sync.WaitGroup
+	for th := 0; th < threads; th++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b []byte
+			b = AppendBatchRecord(b, BatchName, 0, 0, 0, 0, MonoNow(), fmt.Sprintf("host-%d", th), "")
+			if _, err := SubmitBatch(uint64(1000+th), b); err != nil {
+				t.Error(err)
+			}
+			for i := 0; i < batches; i++ {
+				b = b[:0]
+				for j := 0; j < pairs; j++ {
+					now := MonoNow()
+					b = AppendBatchRecord(b, BatchEntry, 0, 0, m.ID(), 0, now, "", "")
+					if j == 0 {
+						b = AppendBatchRecord(b, BatchThrow, 0, 7, m.ID(), e.ID(), now, "", "")
+						b = AppendBatchRecord(b, BatchBubble, BatchFlagThrown, 0, m.ID(), e.ID(), now, "", "")
+						continue
+					}
+					b = AppendBatchRecord(b, BatchExit, 0, 12, m.ID(), 0, now, "", "")
+				}
+				b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, MonoNow(), "batch", "a\xc0\x80b")
+				n, err := SubmitBatch(uint64(1000+th), b)
+				if err != nil || n != 2*pairs+2 {
+					t.Errorf("SubmitBatch = %d, %v", n, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rep := finish(t, a, run)
+	c := h.collector(0)
+	checkClean(t, rep, c, threads*batches*(2*pairs+2))
+	if got := rep.Events[bytefrog.MsgExceptionBubble]; got != threads*batches {
+		t.Errorf("%d bubbles; want %d", got, threads*batches)
+	}
+	depth := map[uint16]int{}
+	for i, tid := range c.tids {
+		switch c.types[i] {
+		case bytefrog.MsgMethodEntry:
+			depth[tid]++
+		case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
+			depth[tid]--
+		}
+		if depth[tid] < 0 || depth[tid] > 1 {
+			t.Fatalf("thread %d: depth %d at seq %d: events out of order", tid, depth[tid], c.seqs[i])
+		}
+	}
+	hosts := 0
+	for _, n := range c.names {
+		if len(n) > 5 && n[:5] == "host-" {
+			hosts++
+		}
+	}
+	if hosts != threads {
+		t.Errorf("%d host threads named; want %d: %v", hosts, threads, c.names)
+	}
+	if c.marks[0] != "batch=a\x00b" {
+		t.Errorf("marker %q; want modified UTF-8 decoded", c.marks[0])
 	}
 }

@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"context"
 	"io"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -139,10 +141,31 @@ func BenchmarkSubmitBatch(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/event")
 }
 
-func testConfig(addr string) Config {
-	c := DefaultConfig()
-	c.HQ = addr
-	c.FlushInterval = 5 * time.Millisecond
-	c.Log = "none"
-	return c
+// BenchmarkEndToEnd traces calls from 4 goroutines into the reference HQ on
+// loopback over 2 data connections and reports the events/s HQ received in
+// order.
+func BenchmarkEndToEnd(b *testing.B) {
+	h := startHQ(b, func(c *hq.Config) { c.Agent.NumDataSenders = 2 })
+	a, run := startAgent(b, h, testConfig(h.srv.Addr()))
+	m := NewMethod("t/T.e2e;1;()V")
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.SetParallelism(2)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.Enter().Exit()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		b.Fatal(err)
+	}
+	rep, err := run.Wait(ctx)
+	if err != nil || !rep.OK {
+		b.Fatalf("run: %v %v", err, rep)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(rep.Sequenced)/time.Since(start).Seconds(), "events/s")
 }

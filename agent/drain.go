@@ -83,7 +83,7 @@ type drain struct {
 	lastKey uint64
 	lastTid uint16
 	lastOK  bool
-	counted int64 // events not yet added to session.events
+	counted int64             // events not yet added to session.events
 	names   map[uint64]string // thread key → name given by the host
 
 	methodSent []bool // indexed by method id

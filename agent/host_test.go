@@ -3,6 +3,7 @@ package agent
 import (
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,5 +41,36 @@ func TestHostIsSacred(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNothingOnStdout runs a whole trace with stdout redirected and checks
+// the agent wrote nothing there, even when failing.
+func TestNothingOnStdout(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = w
+	defer func() { os.Stdout = saved }()
+
+	h := startHQ(t, nil)
+	cfg := testConfig(h.srv.Addr())
+	cfg.Log = "stderr"
+	cfg.LogLevel = LevelDebug
+	a, run := startAgent(t, h, cfg)
+	m := NewMethod("t/T.stdout;1;()V")
+	m.Enter().Exit()
+	finish(t, a, run)
+	cfg.HQ = "127.0.0.1:1"
+	cfg.ConnectTimeout = 100 * 1e6
+	Start(ctxT(t), cfg) // fails: HQ absent
+
+	os.Stdout = saved
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if len(out) != 0 {
+		t.Errorf("agent wrote to stdout: %q", out)
 	}
 }

@@ -17,6 +17,9 @@ var (
 	ErrInvalidUTF = errors.New("bytefrog: invalid modified UTF-8")
 	// ErrBadConfig: a Configuration payload could not be understood.
 	ErrBadConfig = errors.New("bytefrog: bad configuration")
+	// ErrVersion: the dialect's protocol version (0, or above MaxVersion)
+	// defines no Configuration encoding.
+	ErrVersion = errors.New("bytefrog: no configuration encoding for this protocol version")
 	// ErrShort is returned by Parse when b holds only the start of a
 	// message; more bytes are needed. A Decoder never returns it.
 	ErrShort = errors.New("bytefrog: need more bytes")

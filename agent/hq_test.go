@@ -1,0 +1,421 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// collector is an HQ processor that keeps what the tests check: every
+// sequenced message in release order and the data breaks.
+type collector struct {
+	mu     sync.Mutex
+	seqs   []int32
+	types  []bytefrog.MsgType
+	tids   []uint16
+	meths  []int32
+	breaks []int32
+	marks  []string
+	names  map[uint16]string
+	done   chan struct{}
+}
+
+func newCollector() *collector {
+	return &collector{names: make(map[uint16]string), done: make(chan struct{})}
+}
+
+func (c *collector) Message(m *bytefrog.Msg) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case m.Type == bytefrog.MsgMapThreadName:
+		c.names[m.ThreadID] = bytefrog.String(m.Text)
+	case m.Type.Sequenced():
+		c.seqs = append(c.seqs, m.Seq)
+		c.types = append(c.types, m.Type)
+		c.tids = append(c.tids, m.ThreadID)
+		c.meths = append(c.meths, m.MethodID)
+		if m.Type == bytefrog.MsgMarker {
+			c.marks = append(c.marks, bytefrog.String(m.Text)+"="+bytefrog.String(m.Value))
+		}
+	}
+}
+
+func (c *collector) DataBreak(seq int32) {
+	c.mu.Lock()
+	c.breaks = append(c.breaks, seq)
+	c.mu.Unlock()
+}
+
+func (c *collector) Finish(*hq.Report) { close(c.done) }
+
+// testHQ is a reference HQ on loopback whose runs feed collectors.
+type testHQ struct {
+	srv  *hq.Server
+	mu   sync.Mutex
+	cols []*collector
+}
+
+func startHQ(t testing.TB, tweak func(*hq.Config)) *testHQ {
+	t.Helper()
+	h := &testHQ{}
+	cfg := hq.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Agent.HeartbeatInterval = 100
+	cfg.Agent.BufferMemoryBudget = 1 << 20
+	cfg.NewProcessor = func(*hq.Run) hq.Processor {
+		c := newCollector()
+		h.mu.Lock()
+		h.cols = append(h.cols, c)
+		h.mu.Unlock()
+		return c
+	}
+	if tweak != nil {
+		tweak(cfg)
+	}
+	srv, err := hq.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h.srv = srv
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return h
+}
+
+func (h *testHQ) collector(i int) *collector {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cols[i]
+}
+
+func testConfig(addr string) Config {
+	c := DefaultConfig()
+	c.HQ = addr
+	c.ConnectTimeout = 2 * time.Second
+	c.StartTimeout = 5 * time.Second
+	c.FlushInterval = 5 * time.Millisecond
+	c.Log = "none"
+	return c
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// startAgent starts an agent against h and returns it with its HQ run.
+func startAgent(t testing.TB, h *testHQ, cfg Config) (*Agent, *hq.Run) {
+	t.Helper()
+	type res struct {
+		a   *Agent
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		a, err := Start(ctxT(t), cfg)
+		ch <- res{a, err}
+	}()
+	run, err := h.srv.NextRun(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r.a.Shutdown(ctx)
+	})
+	return r.a, run
+}
+
+// finish shuts the agent down and returns HQ's report of the run.
+func finish(t testing.TB, a *Agent, run *hq.Run) *hq.Report {
+	t.Helper()
+	if err := a.Shutdown(ctxT(t)); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	rep, err := run.Wait(ctxT(t))
+	if err != nil {
+		t.Fatalf("run.Wait: %v", err)
+	}
+	return rep
+}
+
+// checkClean fails unless the run completed with no gap, duplicate or
+// unmapped id, and its sequence numbers ascend from 0 without a hole.
+func checkClean(t testing.TB, rep *hq.Report, c *collector, want int) {
+	t.Helper()
+	if !rep.OK {
+		t.Fatalf("run failed: %s", rep.Reason)
+	}
+	if rep.GapCount != 0 || rep.DuplicateCount != 0 || len(rep.Unmapped) != 0 || rep.OutOfOrder != 0 || len(rep.LateBreaks) != 0 {
+		t.Fatalf("run problems: gaps %v, duplicates %v, unmapped %v, out of order %d, late breaks %v",
+			rep.Gaps, rep.Duplicates, rep.Unmapped, rep.OutOfOrder, rep.LateBreaks)
+	}
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, s := range c.seqs {
+		if s != int32(i) {
+			t.Fatalf("event %d has seq %d", i, s)
+		}
+	}
+	if want >= 0 && len(c.seqs) != want {
+		t.Fatalf("got %d sequenced events; want %d", len(c.seqs), want)
+	}
+}
+
+func TestHQAbsent(t *testing.T) {
+	cfg := testConfig("127.0.0.1:1")
+	cfg.ConnectTimeout = 300 * time.Millisecond
+	start := time.Now()
+	a, err := Start(context.Background(), cfg)
+	if a != nil || err == nil {
+		t.Fatalf("Start against no HQ = %v, %v; want an error", a, err)
+	}
+	if !strings.Contains(err.Error(), "HQ not reachable") {
+		t.Errorf("error %q does not say HQ is not reachable", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Start took %v with a 300ms connect timeout", d)
+	}
+	// Recording calls are no-ops.
+	m := NewMethod("t.absent")
+	m.Enter().Exit()
+	Mark("k", "v")
+}
+
+func TestTraceAndShutdown(t *testing.T) {
+	h := startHQ(t, nil)
+	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	m := NewMethod("t/T.trace;1;()V")
+	for i := 0; i < 1000; i++ {
+		m.Enter().Exit()
+	}
+	Mark("k", "v")
+	rep := finish(t, a, run)
+	c := h.collector(0)
+	checkClean(t, rep, c, 2001)
+	if c.marks[0] != "k=v" {
+		t.Errorf("marker = %q; want k=v", c.marks[0])
+	}
+	if got := rep.Events[bytefrog.MsgMethodEntry]; got != 1000 {
+		t.Errorf("HQ counted %d entries; want 1000", got)
+	}
+}
+
+func TestManyGoroutinesManyConnections(t *testing.T) {
+	h := startHQ(t, func(c *hq.Config) { c.Agent.NumDataSenders = 8 })
+	cfg := testConfig(h.srv.Addr())
+	cfg.RingSize = 1024 // force the ring to wrap and producers to wait
+	a, run := startAgent(t, h, cfg)
+	const goroutines, calls = 16, 5000
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			SetThreadName("g" + string(rune('a'+g)))
+			m := NewMethod("t/T.g" + string(rune('a'+g)) + ";1;()V")
+			for i := 0; i < calls; i++ {
+				m.Enter().Exit()
+			}
+		}()
+	}
+	wg.Wait()
+	rep := finish(t, a, run)
+	c := h.collector(0)
+	checkClean(t, rep, c, goroutines*calls*2)
+	// Per thread, entries and exits alternate and name the same method.
+	last := map[uint16]bytefrog.MsgType{}
+	for i, tid := range c.tids {
+		if c.types[i] == last[tid] {
+			t.Fatalf("thread %d: two %v in a row at seq %d", tid, c.types[i], c.seqs[i])
+		}
+		last[tid] = c.types[i]
+	}
+	named := 0
+	for _, n := range c.names {
+		if len(n) == 2 && n[0] == 'g' {
+			named++
+		}
+	}
+	if named != goroutines {
+		t.Errorf("%d goroutines named in the trace; want %d (%v)", named, goroutines, c.names)
+	}
+}
+
+func TestPauseBlocksAndLosesNothing(t *testing.T) {
+	h := startHQ(t, nil)
+	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	m := NewMethod("t/T.pause;1;()V")
+	m.Enter().Exit()
+	if err := run.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	waitMode(t, a, bytefrog.ModePaused)
+	if err := run.WaitMode(ctxT(t), bytefrog.ModePaused); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		m.Enter().Exit()
+		close(done)
+	}()
+	select {
+	case <-done:
+		t.Fatal("an instrumented call went through while paused")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := run.Unpause(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("instrumented call still blocked after unpause")
+	}
+	checkClean(t, finish(t, a, run), h.collector(0), 4)
+}
+
+func TestSuspendDropsWithDataBreak(t *testing.T) {
+	h := startHQ(t, nil)
+	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	m := NewMethod("t/T.suspend;1;()V")
+	for i := 0; i < 10; i++ {
+		m.Enter().Exit()
+	}
+	if err := run.Suspend(); err != nil {
+		t.Fatal(err)
+	}
+	waitMode(t, a, bytefrog.ModeSuspended)
+	for i := 0; i < 100; i++ {
+		m.Enter().Exit() // dropped, taking no sequence number
+	}
+	if err := run.Unsuspend(); err != nil {
+		t.Fatal(err)
+	}
+	waitMode(t, a, bytefrog.ModeTracing)
+	for i := 0; i < 10; i++ {
+		m.Enter().Exit()
+	}
+	rep := finish(t, a, run)
+	c := h.collector(0)
+	checkClean(t, rep, c, 40)
+	if len(c.breaks) != 1 || c.breaks[0] != 20 {
+		t.Errorf("data breaks %v; want [20]", c.breaks)
+	}
+}
+
+func TestStartSuspended(t *testing.T) {
+	h := startHQ(t, func(c *hq.Config) { c.StartSuspended = true })
+	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	if a.Mode() != bytefrog.ModeSuspended {
+		t.Fatalf("mode %v after a suspended start", a.Mode())
+	}
+	m := NewMethod("t/T.startSuspended;1;()V")
+	m.Enter().Exit()
+	run.Unsuspend()
+	waitMode(t, a, bytefrog.ModeTracing)
+	m.Enter().Exit()
+	checkClean(t, finish(t, a, run), h.collector(0), 2)
+}
+
+func TestStopFromHQ(t *testing.T) {
+	h := startHQ(t, nil)
+	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	m := NewMethod("t/T.stop;1;()V")
+	m.Enter().Exit()
+	if err := run.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("agent still running after Stop")
+	}
+	if err := a.Err(); err != nil {
+		t.Fatalf("Err after Stop = %v", err)
+	}
+	m.Enter().Exit() // the host keeps running, untraced
+	rep, err := run.Wait(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, rep, h.collector(0), 2)
+}
+
+func TestHQKilledMidTrace(t *testing.T) {
+	h := startHQ(t, nil)
+	logf, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(h.srv.Addr())
+	cfg.Log = logf.Name()
+	a, _ := startAgent(t, h, cfg)
+	m := NewMethod("t/T.killed;1;()V")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					m.Enter().Exit()
+				}
+			}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	h.srv.Shutdown(ctx) // closes every connection
+	cancel()
+	select {
+	case <-a.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("agent did not notice HQ going away")
+	}
+	if a.Err() == nil {
+		t.Error("Err() = nil after HQ went away")
+	}
+	time.Sleep(50 * time.Millisecond) // the host goes on calling
+	close(stop)
+	wg.Wait()
+	b, _ := os.ReadFile(logf.Name())
+	if n := strings.Count(string(b), "\n"); n != 1 {
+		t.Errorf("agent logged %d lines; want 1:\n%s", n, b)
+	}
+}
+
+func waitMode(t testing.TB, a *Agent, m bytefrog.Mode) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for a.Mode() != m {
+		if time.Now().After(deadline) {
+			t.Fatalf("agent mode %v; want %v", a.Mode(), m)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/sdk/trace"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/hq"
+)
+
+// tracedHQ starts a reference HQ and a tadpole agent tracing into it.
+func tracedHQ(tb testing.TB) (*agent.Agent, *hq.Server) {
+	tb.Helper()
+	cfg := hq.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Agent.BufferMemoryBudget = 4 << 20
+	cfg.Agent.NumDataSenders = 2
+	srv, err := hq.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	ac := agent.DefaultConfig()
+	ac.HQ = srv.Addr()
+	ac.Log = "none"
+	a, err := agent.Start(context.Background(), ac)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		a.Shutdown(ctx)
+		srv.Shutdown(ctx)
+	})
+	return a, srv
+}
+
+// nopExporter drops spans after the batch processor hands them over, so the
+// comparison measures span creation and recording, not an export format.
+type nopExporter struct{}
+
+func (nopExporter) ExportSpans(context.Context, []trace.ReadOnlySpan) error { return nil }
+func (nopExporter) Shutdown(context.Context) error                          { return nil }
+
+func otelTracer(tb testing.TB) oteltrace.Tracer {
+	tp := trace.NewTracerProvider(
+		trace.WithSampler(trace.AlwaysSample()),
+		trace.WithBatcher(nopExporter{}),
+	)
+	tb.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return tp.Tracer("bench")
+}
+
+var mTraced = agent.NewMethod("bench/Service.handle;1;()V")
+
+//go:noinline
+func work(x int) int { return x*31 + 7 }
+
+func BenchmarkTadpoleTracedCall(b *testing.B) {
+	tracedHQ(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	x := 0
+	for i := 0; i < b.N; i++ {
+		f := mTraced.Enter()
+		x = work(x)
+		f.Exit()
+	}
+}
+
+func BenchmarkOTelTracedCall(b *testing.B) {
+	tr := otelTracer(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	x := 0
+	for i := 0; i < b.N; i++ {
+		_, span := tr.Start(ctx, "handle")
+		x = work(x)
+		span.End()
+	}
+}
+
+func BenchmarkUntracedCall(b *testing.B) {
+	x := 0
+	for i := 0; i < b.N; i++ {
+		x = work(x)
+	}
+}
+
+// TestCompareOTel runs the same traced call with tadpole (into a live HQ)
+// and with an OpenTelemetry-Go span (SDK provider, always sampled, batch
+// processor), and prints both costs and the ratio.
+func TestCompareOTel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("side-by-side benchmark")
+	}
+	tp := testing.Benchmark(BenchmarkTadpoleTracedCall)
+	ot := testing.Benchmark(BenchmarkOTelTracedCall)
+	base := testing.Benchmark(BenchmarkUntracedCall)
+	per := func(r testing.BenchmarkResult) float64 { return float64(r.T.Nanoseconds()) / float64(r.N) }
+	fmt.Fprintf(os.Stdout, "\ntraced call, side by side (ns/op, allocs/op):\n")
+	fmt.Fprintf(os.Stdout, "  %-34s %9.1f ns %4d allocs\n", "untraced", per(base), base.AllocsPerOp())
+	fmt.Fprintf(os.Stdout, "  %-34s %9.1f ns %4d allocs\n", "tadpole Enter/Exit → HQ", per(tp), tp.AllocsPerOp())
+	fmt.Fprintf(os.Stdout, "  %-34s %9.1f ns %4d allocs\n", "OpenTelemetry-Go span Start/End", per(ot), ot.AllocsPerOp())
+	fmt.Fprintf(os.Stdout, "  ratio OpenTelemetry / tadpole: %.1f×\n\n", per(ot)/per(tp))
+}

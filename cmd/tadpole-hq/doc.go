@@ -1,0 +1,19 @@
+// Command tadpole-hq is the reference Bytefrog HQ: it accepts tadpole (and
+// other Bytefrog) agents, runs their traces, writes trace files and prints
+// a summary of each run.
+//
+//	tadpole-hq [flags]                      serve until interrupted (or -runs N)
+//	tadpole-hq [flags] -exec CMD [ARGS...]  run CMD against a private HQ
+//	tadpole-hq replay FILE...               summaries of trace files
+//
+// With -exec, HQ listens on 127.0.0.1:0, starts CMD with TADPOLE_HQ=<addr>
+// added to its environment and its standard streams passed through, waits
+// for CMD to exit and for its runs to end (at most -wait), prints the
+// summaries on stdout and exits with CMD's status if CMD failed, with 3 if a
+// run failed or fewer than -runs runs came (default 1), else 0.
+//
+// While serving, a status line (agents, mode, events/s, health) is redrawn
+// on stderr when it is a terminal; otherwise the same shows as a log line
+// every 10 s. Exit status: 0 all runs completed, 1 HQ could not run, 2 bad
+// usage, 3 a run failed.
+package main

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/hq/hqtest"
+)
+
+// Binaries built once for all tests.
+var hqBin, agentBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tadpole-hq-test")
+	if err != nil {
+		panic(err)
+	}
+	hqBin = filepath.Join(dir, "tadpole-hq")
+	agentBin = filepath.Join(dir, "fakeagent")
+	for _, b := range [][2]string{{hqBin, "."}, {agentBin, "./testdata/fakeagent"}} {
+		out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput()
+		if err != nil {
+			os.Stderr.Write(out)
+			panic(err)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// hqRun runs tadpole-hq with args and returns stdout, stderr and the exit
+// status.
+func hqRun(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(hqBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func TestExecCompleted(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := hqRun(t, "-dir", dir, "-senders", "2", "-exec", agentBin, "ok", "3000")
+	if code != 0 {
+		t.Fatalf("exit status %d; want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"fakeagent: connected as run 0", "result: completed", "2 data connection(s)", "top methods by calls",
+		hqtest.MethodName(0), "checks: sequence complete, no duplicates, all ids mapped",
+		"commands: Configuration@0s Start@0s Stop@",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "1 run(s): 1 completed, 0 failed") {
+		t.Errorf("stderr lacks the tally:\n%s", stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.tphq.zst"))
+	if len(files) != 1 {
+		t.Fatalf("trace files %v; want one", files)
+	}
+	// The replay prints the same summary.
+	replayed, rerr, code := hqRun(t, "replay", files[0])
+	if code != 0 {
+		t.Fatalf("replay: exit status %d; stderr %s", code, rerr)
+	}
+	summary := stdout[strings.Index(stdout, "run 0 "):]
+	if replayed != summary {
+		t.Errorf("replay summary:\n%s\nwant:\n%s", replayed, summary)
+	}
+}
+
+func TestExecFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"agent error", []string{agentBin, "error", "boom"}, 3, "result: failed: agent error: boom", "0 completed, 1 failed"},
+		{"child fails", []string{agentBin, "exit", "5"}, 5, "result: completed", "exit status 5"},
+		{"no agent", []string{agentBin, "none"}, 3, "fakeagent: not connecting", "expected at least 1 run(s)"},
+		{"no X", []string{agentBin, "noX"}, 3, "control connection closed before the shutdown heartbeat", "1 failed"},
+		{"no such command", []string{filepath.Join(t.TempDir(), "missing")}, 1, "", "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := hqRun(t, append([]string{"-exec"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit status %d; want %d, stdout with %q, stderr with %q\nstdout:\n%s\nstderr:\n%s",
+					code, tc.code, tc.stdout, tc.stderr, stdout, stderr)
+			}
+		})
+	}
+}
+
+func TestExecScript(t *testing.T) {
+	stdout, stderr, code := hqRun(t, "-suspended", "-script",
+		"wait 30ms; unsuspend; wait 30ms; pause; await P; unpause; suspend; wait 20ms; unsuspend; wait 30ms; stop",
+		"-exec", agentBin, "follow")
+	if code != 0 {
+		t.Fatalf("exit status %d; want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"result: completed", "data breaks: 1 at ", "fakeagent: stopped",
+		"commands: Configuration@0s Suspend@0s Start@0s Unsuspend@", "Pause@", "Unpause@", "Stop@",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// serve starts tadpole-hq in server mode and returns it with its address.
+func serve(t *testing.T, args ...string) (*exec.Cmd, string, *bytes.Buffer, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(hqBin, append([]string{"-listen", "127.0.0.1:0"}, args...)...)
+	stdout := &bytes.Buffer{}
+	cmd.Stdout = stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	stderr := &syncBuffer{}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		sc.Split(scanCRLF)
+		for sc.Scan() {
+			line := sc.Text()
+			stderr.add(line)
+			if a, ok := strings.CutPrefix(line, "tadpole-hq: listening on "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return cmd, a, stdout, stderr
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no listening line; stderr:\n%s", stderr)
+	}
+	return nil, "", nil, nil
+}
+
+// scanCRLF splits on \n and on \r, as a status line redraw uses.
+func scanCRLF(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}
+
+// syncBuffer collects stderr lines from the reading goroutine.
+type syncBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *syncBuffer) add(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = append(b.lines, s)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.lines, "\n")
+}
+
+func agent(t *testing.T, addr string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(agentBin, args...)
+	cmd.Env = append(os.Environ(), "TADPOLE_HQ="+addr)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fakeagent: %v\n%s", err, out)
+	}
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		t.Fatal("tadpole-hq did not exit")
+	}
+	return -1
+}
+
+func TestServeRuns(t *testing.T) {
+	cmd, addr, stdout, _ := serve(t, "-runs", "2", "-status", "off")
+	agent(t, addr, "ok", "2000")
+	agent(t, addr, "ok", "2000")
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("exit status %d; want 0", code)
+	}
+	if n := strings.Count(stdout.String(), "result: completed"); n != 2 {
+		t.Errorf("%d completed summaries; want 2:\n%s", n, stdout)
+	}
+	if !strings.Contains(stdout.String(), "run 1 ") {
+		t.Errorf("second run should have id 1:\n%s", stdout)
+	}
+}
+
+func TestServeStatusLine(t *testing.T) {
+	cmd, addr, _, stderr := serve(t, "-status", "on", "-runs", "1", "-script", "wait 1300ms; stop")
+	agent(t, addr, "follow")
+	if code := waitExit(t, cmd); code != 0 {
+		t.Fatalf("exit status %d; want 0", code)
+	}
+	if s := stderr.String(); !strings.Contains(s, "| 1 agent(s) | #0 Tracing") {
+		t.Errorf("no status line in stderr:\n%q", s)
+	}
+}
+
+func TestServeInterrupt(t *testing.T) {
+	cmd, _, _, _ := serve(t, "-status", "off")
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd); code != 0 {
+		t.Errorf("exit status %d after SIGINT; want 0", code)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-h"}, 0, "tadpole-hq [flags] -exec CMD [ARGS...]"},
+		{[]string{"-nope"}, 2, "flag provided but not defined"},
+		{[]string{"-exec"}, 2, "-exec needs a command"},
+		{[]string{"extra"}, 2, "unexpected arguments"},
+		{[]string{"-flavor", "x", "-exec", "true"}, 2, "unknown flavor"},
+		{[]string{"-versions", "1,9", "-exec", "true"}, 1, "protocol version 9 not supported"},
+		{[]string{"-script", "jump", "-exec", "true"}, 1, "bad script"},
+		{[]string{"replay"}, 2, "usage: tadpole-hq replay FILE"},
+		{[]string{"replay", "/nonexistent"}, 1, "no such file"},
+	} {
+		_, stderr, code := hqRun(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("tadpole-hq %q: exit status %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}

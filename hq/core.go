@@ -1,0 +1,424 @@
+package hq
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// coreConfig is what a core needs to know; a trace file's header carries
+// the same, so that Replay decides as the live run did.
+type coreConfig struct {
+	dialect         bytefrog.Dialect
+	maxHeldEvents   int
+	maxHeldBytes    int64
+	maxMappingBytes int64
+	topN            int
+	hbInterval      int32 // ms, as configured for the agent
+}
+
+// hooks connect a core to its live connections; Replay runs a core without
+// them.
+type hooks interface {
+	// send writes bytes HQ has recorded as sent on the control connection.
+	send(raw []byte)
+	// autoStop marks Stop as sent, reporting false if it already was.
+	autoStop() bool
+	// heartbeat publishes the agent's reported mode and buffer count.
+	heartbeat(mode bytefrog.Mode, buffers uint16)
+	// fail tears the run down: the Error message in raw goes to the agent
+	// and every connection closes.
+	fail(reason string, raw []byte)
+	// note logs a remark about the run.
+	note(msg string)
+}
+
+// controlAllowed lists what the agent may send on the control connection
+// after Hello: "only ids 8, 9, 40, 41, 42 and 99".
+var controlAllowed = [256]bool{
+	bytefrog.MsgHeartbeat: true, bytefrog.MsgDataBreak: true, bytefrog.MsgClassTransformed: true,
+	bytefrog.MsgClassIgnored: true, bytefrog.MsgClassTransformFailed: true, bytefrog.MsgError: true,
+}
+
+// core is the single goroutine's worth of state of one run: it takes units
+// (chunks received, commands sent, connections opened and closed) in one
+// order, routes and checks messages, reorders events and builds the Report.
+// Replay drives a core with the recorded units and gets the same Report.
+type core struct {
+	cc    coreConfig
+	procs []Processor
+	live  hooks       // nil when replaying
+	rec   func(*unit) // records a unit; nil when no trace is written
+
+	m   bytefrog.Msg
+	st  stats
+	rep Report
+
+	// control connection
+	ctlBuf    []byte // bytes of an incomplete control message
+	ctlClosed bool
+	sawX      bool // an 'X' heartbeat arrived
+	stopSent  bool
+	lastHB    uint32 // time of the last heartbeat (ms)
+
+	srcs     []*source // by connection index; [0] is unused (control)
+	openData int
+
+	reorder
+
+	t        uint32 // time of the latest unit
+	failed   bool
+	finished bool
+	notes    int // remarks logged, to bound the log
+}
+
+func newCore(cc coreConfig, procs []Processor, live hooks) *core {
+	c := &core{cc: cc, procs: procs, live: live, srcs: []*source{nil}}
+	c.st.maxMappingBytes = cc.maxMappingBytes
+	c.st.checkThreads = cc.dialect.Flavor == bytefrog.FlavorBytefrog
+	c.reorder.c = c
+	return c
+}
+
+// handle takes one unit. The core keeps the slab reference meant for it;
+// the trace writer gets the unit (and its own reference) first.
+func (c *core) handle(u *unit) {
+	if c.finished || (c.failed && u.kind != RecordSent) {
+		c.drop(u)
+		return
+	}
+	if c.rec != nil {
+		c.rec(u)
+	}
+	c.t = u.t
+	switch u.kind {
+	case RecordRecv:
+		c.rep.Bytes += int64(len(u.raw))
+		if u.conn == controlConn {
+			c.control(u.raw)
+		} else {
+			c.data(u)
+		}
+	case RecordSent:
+		c.sent(u)
+		if c.live != nil && !c.failed {
+			c.live.send(u.raw)
+		}
+	case RecordOpen:
+		c.open(u.conn)
+	case RecordClose:
+		c.closed(u)
+	case RecordNote:
+		c.rep.warn(string(u.raw))
+	}
+}
+
+// drop releases the core's slab reference of a unit it does not take.
+func (c *core) drop(u *unit) {
+	if u.s != nil {
+		u.s.unref()
+	}
+}
+
+// note records a remark in the report and, live, in the log (bounded).
+func (c *core) note(msg string) {
+	c.rep.warn(msg)
+	if c.live != nil && c.notes < maxWarnings {
+		c.notes++
+		c.live.note(msg)
+	}
+}
+
+// fail ends the run with reason: the agent gets Error(reason).
+func (c *core) fail(reason string) {
+	if c.failed || c.finished {
+		return
+	}
+	c.failed = true
+	c.rep.Reason = reason
+	if c.live == nil {
+		return
+	}
+	raw := bytefrog.AppendError(nil, reason)
+	u := unit{kind: RecordSent, t: c.t, raw: raw}
+	if c.rec != nil {
+		c.rec(&u)
+	}
+	c.sent(&u)
+	c.live.fail(reason, raw)
+}
+
+// control parses bytes from the control connection.
+func (c *core) control(raw []byte) {
+	b := append(c.ctlBuf, raw...)
+	off := 0
+	for off < len(b) && !c.failed {
+		t := b[off]
+		if !controlAllowed[t] {
+			c.fail(fmt.Sprintf("Bad control message: %v (type id %d)", bytefrog.MsgType(t), t))
+			return
+		}
+		n, err := c.cc.dialect.Parse(&c.m, b[off:])
+		if err == bytefrog.ErrShort {
+			break
+		}
+		if err != nil {
+			c.fail(fmt.Sprintf("Bad control message: %v", err))
+			return
+		}
+		off += n
+		c.controlMsg(&c.m)
+	}
+	c.ctlBuf = append(b[:0], b[off:]...)
+}
+
+func (c *core) controlMsg(m *bytefrog.Msg) {
+	c.st.counts[m.Type]++
+	switch m.Type {
+	case bytefrog.MsgHeartbeat:
+		if !m.Mode.Valid() {
+			c.fail(fmt.Sprintf("unknown heartbeat mode 0x%02x", uint8(m.Mode)))
+			return
+		}
+		c.heartbeat(m)
+	case bytefrog.MsgDataBreak:
+		c.dataBreak(m.Seq)
+	case bytefrog.MsgError:
+		c.fail("agent error: " + bytefrog.String(m.Text))
+		return
+	default:
+		c.st.class(m)
+	}
+	for _, p := range c.procs {
+		p.Message(m)
+	}
+}
+
+func (c *core) heartbeat(m *bytefrog.Msg) {
+	c.rep.Heartbeats++
+	c.rep.LastMode = m.Mode
+	gap := c.t - c.lastHB
+	c.lastHB = c.t
+	if d := time.Duration(gap) * time.Millisecond; d > c.rep.MaxHeartbeatGap {
+		c.rep.MaxHeartbeatGap = d
+	}
+	if int64(gap) > unhealthyIntervals*int64(c.cc.hbInterval) {
+		c.rep.UnhealthyEpisodes++
+	}
+	if c.live != nil {
+		c.live.heartbeat(m.Mode, m.Buffers)
+	}
+	if m.Mode != bytefrog.ModeShutdown || c.sawX {
+		return
+	}
+	// "The first 'X' moves the trace to ShuttingDown, and HQ sends Stop."
+	c.sawX = true
+	if c.live == nil {
+		c.stopSent = true // the recorded Stop follows
+		return
+	}
+	if c.live.autoStop() {
+		raw := bytefrog.AppendCommand(nil, bytefrog.MsgStop)
+		u := unit{kind: RecordSent, t: c.t, raw: raw}
+		if c.rec != nil {
+			c.rec(&u)
+		}
+		c.sent(&u)
+		c.live.send(raw)
+	}
+}
+
+// sent notes a message HQ sent (one per unit).
+func (c *core) sent(u *unit) {
+	if len(u.raw) == 0 {
+		return
+	}
+	t := bytefrog.MsgType(u.raw[0])
+	if t == bytefrog.MsgStop {
+		c.stopSent = true
+	}
+	if len(c.rep.Commands) < maxListed {
+		c.rep.Commands = append(c.rep.Commands, Command{Type: t, At: time.Duration(u.t) * time.Millisecond})
+	}
+}
+
+func (c *core) open(conn uint16) {
+	if conn == controlConn || int(conn) > MaxDataConnsLimit {
+		c.note(fmt.Sprintf("record for a data connection with index %d ignored", conn))
+		return
+	}
+	for len(c.srcs) <= int(conn) {
+		c.srcs = append(c.srcs, nil)
+	}
+	if c.srcs[conn] != nil {
+		c.note(fmt.Sprintf("data connection %d opened twice", conn))
+		return
+	}
+	c.srcs[conn] = &source{conn: conn, open: true}
+	c.openData++
+	c.rep.DataConns++
+}
+
+func (c *core) closed(u *unit) {
+	cause := ""
+	if len(u.raw) > 0 {
+		cause = " (" + string(u.raw) + ")"
+	}
+	if u.conn == controlConn {
+		if c.ctlClosed {
+			return
+		}
+		c.ctlClosed = true
+		// "EOF or connection reset → fatal, unless the trace is already
+		// shutting down: an 'X' was received or HQ sent Stop."
+		if !c.sawX && !c.stopSent {
+			c.fail("control connection closed before the shutdown heartbeat ('X')" + cause)
+			return
+		}
+		if len(c.ctlBuf) > 0 {
+			c.note(fmt.Sprintf("control connection ended inside a %v message (%d bytes)",
+				bytefrog.MsgType(c.ctlBuf[0]), len(c.ctlBuf)))
+		}
+		return
+	}
+	src := c.source(u.conn)
+	if src == nil || !src.open {
+		return
+	}
+	src.open = false
+	c.openData--
+	if u.pending > 0 {
+		c.fail(fmt.Sprintf("data connection %d ended inside a message (%d bytes)%s", u.conn, u.pending, cause))
+		return
+	}
+	if cause != "" {
+		c.note(fmt.Sprintf("data connection %d ended with an error%s", u.conn, cause))
+	}
+}
+
+func (c *core) source(conn uint16) *source {
+	if int(conn) < len(c.srcs) {
+		return c.srcs[conn]
+	}
+	return nil
+}
+
+// data takes a parsed chunk of a data connection.
+func (c *core) data(u *unit) {
+	src := c.source(u.conn)
+	if src == nil || !src.open {
+		c.note(fmt.Sprintf("data for connection %d, which is not open, ignored", u.conn))
+		c.drop(u)
+		return
+	}
+	for _, off := range u.un {
+		c.route(u.conn, u.s.raw[off:])
+		if c.failed {
+			c.drop(u)
+			return
+		}
+	}
+	if u.perr != nil {
+		c.drop(u)
+		c.fail(fmt.Sprintf("data connection %d: %v", u.conn, u.perr))
+		return
+	}
+	if len(u.ev) == 0 {
+		c.drop(u)
+	} else {
+		c.enqueue(src, u.s, u.ev)
+	}
+	c.advance()
+	if c.held > c.cc.maxHeldEvents || c.heldBytes > c.cc.maxHeldBytes {
+		c.fail(fmt.Sprintf("gap at seq %d: waited for it while holding %d events (%d MiB of buffers)",
+			c.next, c.held, c.heldBytes>>20))
+	}
+}
+
+// route handles an unsequenced data message on arrival.
+func (c *core) route(conn uint16, raw []byte) {
+	m := &c.m
+	if _, err := c.cc.dialect.Parse(m, raw); err != nil {
+		c.fail(fmt.Sprintf("data connection %d: %v", conn, err))
+		return
+	}
+	if m.Type == bytefrog.MsgError {
+		c.st.counts[m.Type]++
+		c.fail(fmt.Sprintf("agent error on data connection %d: %s", conn, bytefrog.String(m.Text)))
+		return
+	}
+	if err := c.st.mapping(m); err != nil {
+		c.fail(err.Error())
+		return
+	}
+	for _, p := range c.procs {
+		p.Message(m)
+	}
+}
+
+// emit releases one sequenced event.
+func (c *core) emit(raw []byte) {
+	m := &c.m
+	if !decodeEvent(c.cc.dialect, m, raw) {
+		if _, err := c.cc.dialect.Parse(m, raw); err != nil {
+			c.note(fmt.Sprintf("event at seq %d does not parse again: %v", c.next, err))
+			return
+		}
+	}
+	c.st.event(m, c.firstUnmapped)
+	for _, p := range c.procs {
+		p.Message(m)
+	}
+}
+
+func (c *core) firstUnmapped(kind IDKind, id int64, seq int32) {
+	if c.live != nil && c.notes < maxWarnings {
+		c.notes++
+		c.live.note(fmt.Sprintf("%s id %d used before its mapping (seq %d)", kind, id, seq))
+	}
+}
+
+// done reports whether the run has reached its normal end: the control
+// connection and every data connection are closed.
+func (c *core) done() bool { return c.ctlClosed && c.openData == 0 }
+
+// finish releases everything held, delivers the remaining data breaks and
+// completes the report; it is called once, when the run has ended.
+func (c *core) finish() *Report {
+	if c.finished {
+		return &c.rep
+	}
+	c.drainAll()
+	for _, b := range c.breaks {
+		c.deliverBreak(b)
+	}
+	c.breaks = c.breaks[:0]
+	c.finished = true
+	r := &c.rep
+	r.Version = c.cc.dialect.Version
+	r.Flavor = c.cc.dialect.Flavor
+	c.st.fill(r, c.cc.topN)
+	for _, src := range c.srcs {
+		if src != nil && src.backwards > 0 {
+			r.warn(fmt.Sprintf("data connection %d: sequence numbers went backwards %d time(s)", src.conn, src.backwards))
+		}
+	}
+	switch {
+	case c.failed:
+	case !c.ctlClosed:
+		c.failed = true
+		r.Reason = "the run ended before its control connection closed"
+	case r.GapCount > 0:
+		c.failed = true
+		r.Reason = fmt.Sprintf("incomplete data: %d gap(s), %d events missing", r.GapCount, r.Missing)
+	case r.DuplicateCount > 0:
+		c.failed = true
+		r.Reason = fmt.Sprintf("%d duplicate sequence number(s)", r.DuplicateCount)
+	}
+	r.OK = !c.failed
+	for _, p := range c.procs {
+		p.Finish(r)
+	}
+	return r
+}

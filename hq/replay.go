@@ -1,0 +1,270 @@
+package hq
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// TraceRecord is one record of a trace file.
+type TraceRecord struct {
+	Kind RecordKind
+	Conn uint16        // 0: control connection; 1..: data connections
+	Time time.Duration // since the run started (ms resolution)
+	Data []byte        // valid until the next call to Next
+}
+
+// maxTraceWindow bounds the zstd window a trace file may ask for.
+const maxTraceWindow = 64 << 20
+
+// readChunk is the step in which record bytes are read, so that a declared
+// length costs memory only as the bytes actually arrive.
+const readChunk = 1 << 20
+
+// TraceReader reads a trace file. It is not safe for concurrent use.
+type TraceReader struct {
+	zr  *zstd.Decoder // nil for an uncompressed stream
+	r   *bufio.Reader
+	h   TraceHeader
+	hdr [recHeaderSize]byte
+	buf []byte // grow-only, up to MaxTraceRecord
+	err error  // sticky
+}
+
+// NewTraceReader reads the header of the trace file in r (a zstd stream).
+// Call Close when done.
+func NewTraceReader(r io.Reader) (*TraceReader, error) {
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(maxTraceWindow))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTraceFormat, err)
+	}
+	tr, err := newRawTraceReader(zr)
+	if err != nil {
+		zr.Close()
+		return nil, err
+	}
+	tr.zr = zr
+	return tr, nil
+}
+
+// newRawTraceReader reads the uncompressed form of a trace file.
+func newRawTraceReader(r io.Reader) (*TraceReader, error) {
+	tr := &TraceReader{r: bufio.NewReaderSize(r, 64<<10)}
+	var fixed [traceHeaderSize]byte
+	if _, err := io.ReadFull(tr.r, fixed[:]); err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrTraceFormat, err)
+	}
+	n, err := parseTraceHeader(&tr.h, fixed[:])
+	if err != nil {
+		return nil, err
+	}
+	agent := make([]byte, n)
+	if _, err := io.ReadFull(tr.r, agent); err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrTraceFormat, err)
+	}
+	tr.h.Agent = string(agent)
+	return tr, nil
+}
+
+// Header returns the file's header.
+func (tr *TraceReader) Header() TraceHeader { return tr.h }
+
+// Next reads the next record into rec. It returns io.EOF at the end of the
+// file, and an error wrapping ErrTraceFormat or ErrTraceTooLarge for a bad
+// or truncated record.
+func (tr *TraceReader) Next(rec *TraceRecord) error {
+	if tr.err != nil {
+		return tr.err
+	}
+	tr.err = tr.next(rec)
+	return tr.err
+}
+
+func (tr *TraceReader) next(rec *TraceRecord) error {
+	if _, err := io.ReadFull(tr.r, tr.hdr[:]); err != nil {
+		if err == io.EOF {
+			return io.EOF
+		}
+		return fmt.Errorf("%w: record header: %w", ErrTraceFormat, err)
+	}
+	h := tr.hdr[:]
+	kind := RecordKind(h[0])
+	if kind < RecordRecv || kind > RecordEnd {
+		return fmt.Errorf("%w: record kind %d", ErrTraceFormat, h[0])
+	}
+	conn := binary.BigEndian.Uint16(h[u8Size:])
+	t := binary.BigEndian.Uint32(h[u8Size+u16Size:])
+	n := int64(binary.BigEndian.Uint32(h[u8Size+u16Size+i32Size:]))
+	if n > MaxTraceRecord {
+		return fmt.Errorf("%w: %v record of %d bytes (max %d)", ErrTraceTooLarge, kind, n, MaxTraceRecord)
+	}
+	tr.buf = tr.buf[:0]
+	for int64(len(tr.buf)) < n {
+		step := int(min(n-int64(len(tr.buf)), readChunk))
+		l := len(tr.buf)
+		if cap(tr.buf)-l < step {
+			nb := make([]byte, l, max(2*cap(tr.buf), l+step))
+			copy(nb, tr.buf)
+			tr.buf = nb
+		}
+		tr.buf = tr.buf[:l+step]
+		if _, err := io.ReadFull(tr.r, tr.buf[l:]); err != nil {
+			return fmt.Errorf("%w: %v record of %d bytes: %w", ErrTraceFormat, kind, n, noEOF(err))
+		}
+	}
+	*rec = TraceRecord{Kind: kind, Conn: conn, Time: time.Duration(t) * time.Millisecond, Data: tr.buf}
+	return nil
+}
+
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// Close releases the decompressor.
+func (tr *TraceReader) Close() {
+	if tr.zr != nil {
+		tr.zr.Close()
+		tr.zr = nil
+	}
+}
+
+// ReplayOptions configures Replay.
+type ReplayOptions struct {
+	// Processors receive the run's messages as live processors did.
+	Processors []Processor
+	// TopN overrides the number of methods listed (0: as recorded).
+	TopN int
+}
+
+// ReplayFile replays the trace file at path; see Replay.
+func ReplayFile(path string, opt *ReplayOptions) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rep, err := Replay(f, opt)
+	if rep != nil {
+		rep.TraceFile = path
+	}
+	return rep, err
+}
+
+// Replay feeds a trace file through the processing a live run uses and
+// returns the same Report. A damaged file gives the report of what could
+// be read and an error.
+func Replay(r io.Reader, opt *ReplayOptions) (*Report, error) {
+	tr, err := NewTraceReader(r)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	return replay(tr, opt)
+}
+
+func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
+	if opt == nil {
+		opt = &ReplayOptions{}
+	}
+	h := tr.Header()
+	cc := coreConfig{
+		dialect:         bytefrog.Dialect{Version: h.Version, Flavor: h.Flavor, MaxConfigSize: int(h.MaxConfigSize)},
+		maxHeldEvents:   int(min(h.MaxHeldEvents, 1<<31-1)),
+		maxHeldBytes:    h.MaxHeldBytes,
+		maxMappingBytes: h.MaxMappingBytes,
+		topN:            int(h.TopN),
+		hbInterval:      h.HeartbeatInterval,
+	}
+	if opt.TopN > 0 {
+		cc.topN = opt.TopN
+	}
+	c := newCore(cc, opt.Processors, nil)
+	c.rep.RunID, c.rep.Agent, c.rep.Start = h.RunID, h.Agent, h.Start
+	c.rep.ProjectID, c.rep.HasProjectID = h.ProjectID, h.HasProjectID
+
+	var parsers [MaxDataConnsLimit + 1]*chunkParser
+	defer func() {
+		for _, p := range parsers {
+			if p != nil {
+				p.close()
+			}
+		}
+	}()
+	var (
+		rec     TraceRecord
+		readErr error
+		ended   bool
+	)
+	for !ended {
+		if err := tr.Next(&rec); err != nil {
+			if err != io.EOF {
+				readErr = err
+			}
+			break
+		}
+		u := unit{kind: rec.Kind, conn: rec.Conn, t: uint32(rec.Time / time.Millisecond), raw: rec.Data}
+		var p *chunkParser
+		if int(rec.Conn) < len(parsers) {
+			p = parsers[rec.Conn]
+		}
+		switch rec.Kind {
+		case RecordRecv:
+			if rec.Conn == controlConn {
+				c.handle(&u)
+				break
+			}
+			if p == nil {
+				c.handle(&u) // the core notes data for a connection not open
+				break
+			}
+			p.feed(rec.Data, func(pu *unit) {
+				pu.conn, pu.t = rec.Conn, u.t
+				c.handle(pu)
+			})
+		case RecordOpen:
+			if rec.Conn != controlConn && int(rec.Conn) < len(parsers) && p == nil {
+				parsers[rec.Conn] = newChunkParser(cc.dialect, 1)
+			}
+			c.handle(&u)
+		case RecordClose:
+			if p != nil {
+				u.pending = p.pending()
+				p.close()
+				parsers[rec.Conn] = nil
+			}
+			c.handle(&u)
+		case RecordEnd:
+			ended = true
+			c.t = u.t
+			ok := len(rec.Data) > 0 && rec.Data[0] == 1
+			if !ok && !c.failed {
+				c.failed = true
+				c.rep.Reason = "failed"
+				if len(rec.Data) > 1 {
+					c.rep.Reason = string(rec.Data[1:])
+				}
+			}
+		default:
+			c.handle(&u)
+		}
+	}
+	if !ended && readErr == nil {
+		c.rep.warn("trace file has no end record: HQ stopped before the run ended")
+	}
+	rep := c.finish()
+	rep.End = rep.Start.Add(time.Duration(c.t) * time.Millisecond)
+	if readErr != nil {
+		rep.warn(readErr.Error())
+	}
+	return rep, readErr
+}

@@ -1,0 +1,62 @@
+package hq
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Read buffers. A data connection reads into a slab and parses the messages
+// in place; the core and the trace writer use the bytes where they lie, so a
+// slab lives until every event it holds is released and its bytes are
+// written. Slabs are pooled; nothing is allocated per event.
+const (
+	slabSize = 256 << 10 // bytes read into one slab
+	// minRead is the free space below which a reader moves on to a fresh
+	// slab, carrying the incomplete message it has. A carried message is
+	// shorter than the largest data message (a Marker with two full
+	// strings, 131083 bytes), so a fresh slab always has room for the rest.
+	minRead = 32 << 10
+)
+
+// event is a sequenced message held for ordering: its number and where it
+// starts in its slab.
+type event struct {
+	seq int32
+	off uint32
+}
+
+// slab is one read buffer with the index of the messages parsed from it.
+// raw is written only by the connection's reader, at offsets past those it
+// has handed on; handed-on bytes and index entries are read-only.
+type slab struct {
+	raw  []byte   // slabSize bytes
+	ev   []event  // sequenced messages, in stream order
+	un   []uint32 // offsets of unsequenced messages, in stream order
+	refs atomic.Int32
+	// held counts the core's queue entries that keep the slab; it is
+	// touched by the core goroutine only.
+	held int32
+}
+
+var slabPool = sync.Pool{New: func() any { return &slab{raw: make([]byte, slabSize)} }}
+
+// getSlab returns an empty slab holding one reference.
+func getSlab() *slab {
+	s := slabPool.Get().(*slab)
+	s.ev, s.un, s.held = s.ev[:0], s.un[:0], 0
+	s.refs.Store(1)
+	return s
+}
+
+// ref adds n references.
+func (s *slab) ref(n int32) { s.refs.Add(n) }
+
+// unref drops one reference; the last one returns the slab to the pool.
+func (s *slab) unref() {
+	switch n := s.refs.Add(-1); {
+	case n == 0:
+		slabPool.Put(s)
+	case n < 0:
+		panic("hq: slab reference count below zero")
+	}
+}
