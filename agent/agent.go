@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
 // active is the session instrumented code records into; nil means no
@@ -21,8 +22,9 @@ type Agent struct {
 	cfg Config
 	log *logger
 
-	mu   sync.Mutex
-	sess *session
+	mu    sync.Mutex
+	sess  *session
+	lttng *lttngagent.Client
 }
 
 // Start connects to HQ, sends Hello, takes the configuration and waits for
@@ -94,6 +96,17 @@ func (a *Agent) start(ctx context.Context) error {
 		<-s.done
 		active.CompareAndSwap(s, nil)
 	}()
+	domain.Store(a.cfg.LTTngDomain)
+	SetLogPolicy(a.cfg.Logs)
+	if a.cfg.LTTng {
+		c, err := startLTTng(a.cfg, a.log)
+		if err != nil {
+			a.log.oncef("lttng-start", LevelWarn, "not registering with LTTng: %v", err)
+		}
+		a.mu.Lock()
+		a.lttng = c
+		a.mu.Unlock()
+	}
 	a.log.logf(LevelInfo, "tracing to %s (protocol %d, run %d, %d data connection(s))",
 		a.cfg.HQ, a.cfg.Version, s.hq.RunID, len(s.data))
 	return nil
@@ -143,6 +156,13 @@ func (a *Agent) RunID() uint8 { return a.session().hq.RunID }
 func (a *Agent) Shutdown(ctx context.Context) error {
 	s := a.session()
 	err := s.stop(ctx)
+	a.mu.Lock()
+	c := a.lttng
+	a.lttng = nil
+	a.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
 	a.log.close()
 	if errors.Is(err, ErrStopped) {
 		return nil

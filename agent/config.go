@@ -48,6 +48,20 @@ type Config struct {
 	// LTTngDomain is the LTTng agent domain loggers are listed under
 	// ("jul", "log4j", "python"). Default jul.
 	LTTngDomain string
+	// LTTng registers the process with the LTTng session daemon(s), found
+	// like the official agents do. Default true.
+	LTTng bool
+	// LTTngPort, when > 0, is the one session daemon agent port to use
+	// instead of the agent.port files.
+	LTTngPort int
+	// LTTngRetry is the delay between attempts to reach a session daemon.
+	// Default 3s.
+	LTTngRetry time.Duration
+	// LTTngWait bounds how long Start waits for the registration with a
+	// session daemon. Default 0: never wait.
+	LTTngWait time.Duration
+	// Logs decides which log records are recorded. Default auto.
+	Logs LogPolicy
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -62,6 +76,8 @@ func DefaultConfig() Config {
 		LogLevel:       LevelWarn,
 		Log:            "stderr",
 		LTTngDomain:    "jul",
+		LTTng:          true,
+		LTTngRetry:     3 * time.Second,
 	}
 }
 
@@ -127,6 +143,29 @@ var options = []option{
 		}
 		return errors.New("want jul, log4j or python")
 	}},
+	{"lttng", "register with the LTTng session daemon: on or off (on)", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.LTTng = b
+		return err
+	}},
+	{"lttng_port", "session daemon agent port, instead of the agent.port files (0 = the files)", intOpt(func(c *Config) *int { return &c.LTTngPort }, 0, 65535)},
+	{"lttng_retry", "delay between attempts to reach a session daemon (3s)", durationOpt(func(c *Config) *time.Duration { return &c.LTTngRetry })},
+	{"lttng_wait", "how long start waits for the session daemon registration (0 = no wait)", durationOpt(func(c *Config) *time.Duration { return &c.LTTngWait })},
+	{"logs", "log records recorded: auto, lttng, all or none (auto)", func(c *Config, v string) error {
+		p, err := ParseLogPolicy(v)
+		c.Logs = p
+		return err
+	}},
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on", "true", "yes", "1":
+		return true, nil
+	case "off", "false", "no", "0":
+		return false, nil
+	}
+	return false, errors.New("want on or off")
 }
 
 func durationOpt(field func(*Config) *time.Duration) func(*Config, string) error {

@@ -108,6 +108,7 @@ func testConfig(addr string) Config {
 	c.StartTimeout = 5 * time.Second
 	c.FlushInterval = 5 * time.Millisecond
 	c.Log = "none"
+	c.LTTng = false
 	return c
 }
 

@@ -185,6 +185,9 @@ func (s *session) currentMode() bytefrog.Mode { return bytefrog.Mode(s.mode.Load
 func (s *session) setMode(m bytefrog.Mode) {
 	s.mode.Store(uint32(m))
 	s.heartbeatNow()
+	if active.Load() == s || m != bytefrog.ModeShutdown {
+		notifyMode(m)
+	}
 }
 
 func (s *session) heartbeatNow() {

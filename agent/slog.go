@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tadpole-trace/tadpole/agent/internal/filter"
 )
 
 // Logger is a named source of log records, as LTTng lists them with
@@ -19,6 +21,11 @@ import (
 type Logger struct {
 	name    string
 	enabled atomic.Bool
+	// rules are the LTTng rules that name the logger; nil means every
+	// record while enabled.
+	rules atomic.Pointer[[]*filter.Rule]
+	// announced: the logger hook has seen this logger (under logControl.mu).
+	announced bool
 }
 
 // Name is the logger's name.
@@ -30,26 +37,40 @@ func (l *Logger) Enabled() bool {
 	return l.enabled.Load() && active.Load() != nil
 }
 
-// SetEnabled switches the logger's records on or off.
-func (l *Logger) SetEnabled(on bool) { l.enabled.Store(on) }
-
-// Log records one record of the logger as a marker, if enabled.
-func (l *Logger) Log(level LogLevel, msg string) {
-	if !l.Enabled() {
+// Log records one record of the logger as a marker when the logger is
+// enabled and the record passes the LTTng level rules and filters that
+// enabled it. level is on the scale of the LTTng domain (JUL: SEVERE 1000 …
+// FINEST 300); levelName is the host's name for it.
+func (l *Logger) Log(level int32, levelName, msg string) {
+	if !l.Enabled() || !l.accepts(level, msg) {
 		return
 	}
-	k, v := LogMarker(l.name, level.String(), msg)
+	k, v := LogMarker(l.name, levelName, msg)
 	Mark(k, v)
+}
+
+// accepts applies the LTTng rules naming the logger to one record.
+func (l *Logger) accepts(level int32, msg string) bool {
+	rules := l.rules.Load()
+	if rules == nil {
+		return true
+	}
+	rec := filter.Record{LoggerName: l.name, Level: level, Message: msg}
+	for _, r := range *rules {
+		if r.Level.Match(level) && (r.Filter == nil || r.Filter.Eval(&rec)) {
+			return true
+		}
+	}
+	return false
 }
 
 var loggers struct {
 	mu     sync.Mutex
 	byName map[string]*Logger
-	// onNew is called, outside the lock, for each logger registered.
-	onNew []func(*Logger)
 }
 
-// RegisterLogger returns the logger with name, creating it enabled.
+// RegisterLogger returns the logger with name, creating it; whether it is
+// enabled follows the log policy and the LTTng rules.
 func RegisterLogger(name string) *Logger {
 	loggers.mu.Lock()
 	if l, ok := loggers.byName[name]; ok {
@@ -60,13 +81,9 @@ func RegisterLogger(name string) *Logger {
 		loggers.byName = make(map[string]*Logger)
 	}
 	l := &Logger{name: name}
-	l.enabled.Store(true)
 	loggers.byName[name] = l
-	hooks := slices.Clone(loggers.onNew)
 	loggers.mu.Unlock()
-	for _, f := range hooks {
-		f(l)
-	}
+	refreshLogger(l)
 	return l
 }
 
@@ -142,7 +159,11 @@ func (h *SlogHandler) Handle(_ context.Context, r slog.Record) error {
 		appendAttr(&b, h.prefix, a)
 		return true
 	})
-	k, v := LogMarker(h.logger.name, r.Level.String(), b.String())
+	msg := b.String()
+	if !h.logger.accepts(domainLevel(r.Level), msg) {
+		return nil
+	}
+	k, v := LogMarker(h.logger.name, r.Level.String(), msg)
 	Mark(k, v)
 	return nil
 }
@@ -168,6 +189,39 @@ func (h *SlogHandler) WithGroup(name string) slog.Handler {
 	h2.logger = RegisterLogger(h.logger.name + "." + name)
 	h2.prefix = h.prefix + name + "."
 	return &h2
+}
+
+// domainLevel maps a slog level onto the integer scale of the LTTng domain
+// the process registers in, for loglevel rules: JUL (FINE 500, INFO 800,
+// WARNING 900, SEVERE 1000), log4j (DEBUG 10000 … ERROR 40000) or Python
+// (DEBUG 10 … ERROR 40). Levels between slog's four round down.
+func domainLevel(l slog.Level) int32 {
+	step := 0
+	switch {
+	case l >= slog.LevelError:
+		step = 3
+	case l >= slog.LevelWarn:
+		step = 2
+	case l >= slog.LevelInfo:
+		step = 1
+	}
+	switch Domain() {
+	case "log4j":
+		return int32(10000 * (step + 1))
+	case "python":
+		return int32(10 * (step + 1))
+	}
+	return [...]int32{500, 800, 900, 1000}[step]
+}
+
+var domain atomic.Value // string: the LTTng domain of the process
+
+// Domain is the LTTng domain the process's loggers are listed under.
+func Domain() string {
+	if d, ok := domain.Load().(string); ok {
+		return d
+	}
+	return "jul"
 }
 
 func appendAttr(b *strings.Builder, prefix string, a slog.Attr) {

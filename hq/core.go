@@ -86,6 +86,9 @@ func newCore(cc coreConfig, procs []Processor, live hooks) *core {
 func (c *core) handle(u *unit) {
 	if c.finished || (c.failed && u.kind != RecordSent) {
 		c.drop(u)
+		if c.rec != nil && u.s != nil {
+			u.s.unref() // the trace writer's reference: it will not get the unit
+		}
 		return
 	}
 	if c.rec != nil {

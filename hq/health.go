@@ -67,18 +67,24 @@ func (r *Run) healthLocked(now time.Time) (Health, string) {
 	if silent := now.Sub(r.lastHB); silent > unhealthyIntervals*interval {
 		return HealthUnhealthy, fmt.Sprintf("no heartbeat received for %v", silent.Round(time.Millisecond))
 	}
-	want := r.expectedMode()
-	if r.mode == want || r.mode == bytefrog.ModeShutdown {
-		r.mismatchSince = time.Time{}
-		return HealthOK, ""
-	}
-	if r.mismatchSince.IsZero() {
-		r.mismatchSince = now
-	}
-	if d := now.Sub(r.mismatchSince); d > concernedAfter {
-		return HealthConcerned, fmt.Sprintf("mode %v, expected %v for %v", r.mode, want, d.Round(time.Millisecond))
+	if !r.mismatchSince.IsZero() {
+		if d := now.Sub(r.mismatchSince); d > concernedAfter {
+			return HealthConcerned, fmt.Sprintf("mode %v, expected %v for %v", modeName(r.mode), r.expectedMode(),
+				d.Round(time.Millisecond))
+		}
 	}
 	return HealthOK, ""
+}
+
+// updateMismatch notes when the reported mode started to differ from the
+// expected one, after a heartbeat or a command; r.mu must be held.
+func (r *Run) updateMismatch() {
+	switch {
+	case r.mode == r.expectedMode() || r.mode == bytefrog.ModeShutdown:
+		r.mismatchSince = time.Time{}
+	case r.mismatchSince.IsZero():
+		r.mismatchSince = r.cfg.Now()
+	}
 }
 
 // Health returns the run's health now.

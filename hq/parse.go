@@ -131,6 +131,7 @@ type chunkParser struct {
 	off     int64 // stream offset of s.raw[r]
 	m       bytefrog.Msg
 	err     error // the first error; nothing is parsed after it
+	u       unit  // the unit feed hands on, valid during the call
 }
 
 func newChunkParser(d bytefrog.Dialect, holders int32) *chunkParser {
@@ -225,8 +226,8 @@ func (p *chunkParser) feed(b []byte, emit func(*unit)) {
 	for len(b) > 0 {
 		n := copy(p.space(), b)
 		b = b[n:]
-		u := p.commit(n)
-		emit(&u)
+		p.u = p.commit(n)
+		emit(&p.u)
 	}
 }
 

@@ -68,6 +68,7 @@ type Run struct {
 	mode           bytefrog.Mode
 	buffers        uint16
 	lastHB         time.Time
+	heartbeats     int64
 	mismatchSince  time.Time
 	loggedHealth   Health
 	modeCh         chan struct{} // closed and replaced when the mode changes
@@ -166,6 +167,7 @@ type RunStats struct {
 	Bytes         int64 // bytes received so far
 	DataConns     int
 	Started       time.Time
+	Heartbeats    int64
 	LastHeartbeat time.Time
 }
 
@@ -177,7 +179,7 @@ func (r *Run) Stats() RunStats {
 	return RunStats{
 		ID: r.id, Agent: r.agent, Mode: r.mode, Buffers: r.buffers, Health: h,
 		Events: r.events.Load(), Bytes: r.bytes.Load(), DataConns: r.registered,
-		Started: r.start, LastHeartbeat: r.lastHB,
+		Started: r.start, Heartbeats: r.heartbeats, LastHeartbeat: r.lastHB,
 	}
 }
 
@@ -202,6 +204,7 @@ func (r *Run) command(t bytefrog.MsgType) error {
 	defer r.cmdMu.Unlock()
 	r.mu.Lock()
 	err := r.transition(t)
+	r.updateMismatch()
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -312,6 +315,7 @@ func (h runHooks) autoStop() bool {
 		return false
 	}
 	r.stopSent = true
+	r.updateMismatch()
 	return true
 }
 
@@ -320,12 +324,14 @@ func (h runHooks) heartbeat(mode bytefrog.Mode, buffers uint16) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lastHB = r.cfg.Now()
+	r.heartbeats++
 	r.buffers = buffers
 	if mode != r.mode {
 		r.mode = mode
 		close(r.modeCh)
 		r.modeCh = make(chan struct{})
 	}
+	r.updateMismatch()
 }
 
 func (h runHooks) fail(reason string, raw []byte) {

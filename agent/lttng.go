@@ -1,0 +1,236 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/tadpole-trace/tadpole/agent/internal/filter"
+	"github.com/tadpole-trace/tadpole/transport/lttngagent"
+)
+
+// LogPolicy decides which loggers' records are recorded.
+type LogPolicy uint8
+
+// Log policies (option logs=).
+const (
+	// LogsAuto records every logger until an LTTng session daemon enables
+	// events for this process; from then on, and while that daemon stays
+	// connected, only what it enables.
+	LogsAuto LogPolicy = iota
+	// LogsLTTng records only what an LTTng session daemon enables.
+	LogsLTTng
+	// LogsAll records every logger whatever LTTng says.
+	LogsAll
+	// LogsNone records no log record.
+	LogsNone
+)
+
+var logPolicyNames = [...]string{"auto", "lttng", "all", "none"}
+
+func (p LogPolicy) String() string {
+	if int(p) < len(logPolicyNames) {
+		return logPolicyNames[p]
+	}
+	return fmt.Sprintf("LOGS_%d", uint8(p))
+}
+
+// ParseLogPolicy parses auto, lttng, all or none.
+func ParseLogPolicy(s string) (LogPolicy, error) {
+	for i, n := range logPolicyNames {
+		if s == n {
+			return LogPolicy(i), nil
+		}
+	}
+	return LogsAuto, errors.New("want auto, lttng, all or none")
+}
+
+// enabledName is what one daemon connection enabled under one name: the
+// sessiond sends one DISABLE per variant whose count drops to zero, so the
+// agent counts per (connection, name) and keeps every variant until the
+// count is zero.
+type enabledName struct {
+	count    int
+	variants []*filter.Rule
+}
+
+// logControl is the process-wide state that decides, per logger, whether
+// records are recorded and through which rules.
+var logControl struct {
+	mu     sync.Mutex
+	policy LogPolicy
+	// conns holds what each daemon connection enabled; a connection is in
+	// the map from its first ENABLE until it closes.
+	conns map[*lttngagent.Conn]map[string]*enabledName
+}
+
+// SetLogPolicy changes the log policy of the process.
+func SetLogPolicy(p LogPolicy) {
+	logControl.mu.Lock()
+	logControl.policy = p
+	logControl.mu.Unlock()
+	refreshLoggers()
+}
+
+// refreshLoggers recomputes every logger's rules and enabled flag.
+func refreshLoggers() {
+	for _, l := range Loggers() {
+		refreshLogger(l)
+	}
+}
+
+// refreshLogger decides one logger's state from the policy and the rules.
+func refreshLogger(l *Logger) {
+	logControl.mu.Lock()
+	defer logControl.mu.Unlock()
+	var rules []*filter.Rule
+	for _, names := range logControl.conns {
+		for _, e := range names {
+			for _, r := range e.variants {
+				if r.Name.Match(l.name) {
+					rules = append(rules, r)
+				}
+			}
+		}
+	}
+	all := false
+	switch logControl.policy {
+	case LogsAll:
+		all = true
+	case LogsAuto:
+		all = len(logControl.conns) == 0
+	}
+	on := all || len(rules) > 0
+	if all || !on {
+		l.rules.Store(nil)
+	} else {
+		l.rules.Store(&rules)
+	}
+	if l.enabled.Swap(on) != on || !l.announced {
+		l.announced = true
+		notifyLogger(l, on)
+	}
+}
+
+// lttngHandler answers the session daemon from the logger registry.
+type lttngHandler struct{ log *logger }
+
+func (h lttngHandler) List(*lttngagent.Conn) []string {
+	ls := Loggers()
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = l.name
+	}
+	return names
+}
+
+func (h lttngHandler) Enable(c *lttngagent.Conn, ev lttngagent.Event) lttngagent.ReplyCode {
+	level := filter.Level{Type: filter.LevelType(ev.LogLevelType), Value: ev.LogLevel}
+	r, err := filter.NewRule(ev.Name, level, ev.Filter)
+	if err != nil {
+		// Refusing would make the user's lttng command fail; record by name
+		// and level instead, and say so once.
+		h.log.oncef("filter:"+ev.Filter, LevelWarn, "LTTng filter %q not understood (%v): applying name and level only", ev.Filter, err)
+		r, _ = filter.NewRule(ev.Name, level, "")
+	}
+	logControl.mu.Lock()
+	if logControl.conns == nil {
+		logControl.conns = make(map[*lttngagent.Conn]map[string]*enabledName)
+	}
+	names := logControl.conns[c]
+	if names == nil {
+		names = make(map[string]*enabledName)
+		logControl.conns[c] = names
+	}
+	e := names[ev.Name]
+	if e == nil {
+		e = &enabledName{}
+		names[ev.Name] = e
+	}
+	e.count++
+	e.variants = append(e.variants, r)
+	logControl.mu.Unlock()
+	h.log.logf(LevelDebug, "LTTng %v enabled %v", c, ev)
+	refreshLoggers()
+	return lttngagent.ReplySuccess
+}
+
+func (h lttngHandler) Disable(c *lttngagent.Conn, name string) lttngagent.ReplyCode {
+	logControl.mu.Lock()
+	e := logControl.conns[c][name]
+	if e == nil {
+		logControl.mu.Unlock()
+		return lttngagent.ReplyUnknownName
+	}
+	e.count--
+	if e.count <= 0 {
+		delete(logControl.conns[c], name)
+	}
+	logControl.mu.Unlock()
+	h.log.logf(LevelDebug, "LTTng %v disabled %q", c, name)
+	refreshLoggers()
+	return lttngagent.ReplySuccess
+}
+
+func (h lttngHandler) AppContext(c *lttngagent.Conn, enable bool, provider, ctx string) lttngagent.ReplyCode {
+	// Application contexts are not provided: a filter naming one is false.
+	h.log.logf(LevelDebug, "LTTng %v app context $app.%s:%s enable=%v", c, provider, ctx, enable)
+	return lttngagent.ReplySuccess
+}
+
+func (h lttngHandler) Closed(c *lttngagent.Conn) {
+	logControl.mu.Lock()
+	_, had := logControl.conns[c]
+	delete(logControl.conns, c)
+	logControl.mu.Unlock()
+	if had {
+		refreshLoggers()
+	}
+}
+
+var lttngDomains = map[string]lttngagent.Domain{
+	"jul":    lttngagent.DomainJUL,
+	"log4j":  lttngagent.DomainLog4j,
+	"python": lttngagent.DomainPython,
+}
+
+// startLTTng registers the process with the LTTng session daemon(s) in the
+// background. It waits for the registration only up to cfg.LTTngWait.
+func startLTTng(cfg Config, log *logger) (*lttngagent.Client, error) {
+	lc := lttngagent.DefaultConfig()
+	lc.Domain = lttngDomains[cfg.LTTngDomain]
+	if cfg.LTTngRetry > 0 {
+		lc.RetryDelay = cfg.LTTngRetry
+	}
+	if cfg.LTTngPort > 0 {
+		// An explicit port: that daemon only, no port files.
+		lc.RootPortFile, lc.UserPortFile = "", ""
+		lc.FallbackPort = cfg.LTTngPort
+	}
+	lc.Logger = lttngagent.NewFuncLogger(slog.LevelDebug, func(level slog.Level, line string) {
+		l := LevelDebug
+		switch {
+		case level >= slog.LevelError:
+			l = LevelError
+		case level >= slog.LevelWarn:
+			l = LevelWarn
+		case level >= slog.LevelInfo:
+			l = LevelInfo
+		}
+		log.logf(l, "%s", line)
+	})
+	c, err := lttngagent.NewClient(&lc, lttngHandler{log: log})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.LTTngWait > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.LTTngWait)
+		defer cancel()
+		if err := c.WaitRegistered(ctx); err != nil {
+			log.oncef("lttng-wait", LevelInfo, "no LTTng session daemon registered within %v", cfg.LTTngWait)
+		}
+	}
+	return c, nil
+}
