@@ -16,6 +16,10 @@ func record(k kind, method, exc int32, line uint16, flag bool) {
 	if s == nil {
 		return
 	}
+	recordOn(s, uint64(routine.Goid()), k, method, exc, line, flag)
+}
+
+func recordOn(s *session, thread uint64, k kind, method, exc int32, line uint16, flag bool) {
 	if s.mode.Load() != uint32(modeTracing) && !s.gate() {
 		return
 	}
@@ -24,14 +28,13 @@ func record(k kind, method, exc int32, line uint16, flag bool) {
 		return
 	}
 	sl := s.ring.at(i)
-	sl.kind = k
 	sl.flag = flag
 	sl.line = line
 	sl.method = method
 	sl.exc = exc
 	sl.rel = s.clock.Load()
-	sl.thread = uint64(routine.Goid())
-	s.ring.publish(sl, i)
+	sl.thread = thread
+	s.ring.publish(sl, i, k)
 }
 
 func recordText(k kind, key, value string) {
@@ -47,12 +50,11 @@ func recordText(k kind, key, value string) {
 		return
 	}
 	sl := s.ring.at(i)
-	sl.kind = k
 	sl.method, sl.exc = 0, 0
 	sl.rel = s.clock.Load()
 	sl.thread = uint64(routine.Goid())
-	sl.key, sl.value = key, value
-	s.ring.publish(sl, i)
+	*s.ring.textAt(i) = text{key, value}
+	s.ring.publish(sl, i, k)
 }
 
 // Enter records a MethodEntry on the calling goroutine and returns a Frame
@@ -63,8 +65,13 @@ func recordText(k kind, key, value string) {
 // traces a whole call. It costs no allocation and returns at once when no
 // agent is tracing.
 func (m *Method) Enter() Frame {
-	record(kindEntry, m.id, 0, 0, false)
-	return Frame{m}
+	s := active.Load()
+	if s == nil {
+		return Frame{m: m}
+	}
+	g := uint64(routine.Goid())
+	recordOn(s, g, kindEntry, m.id, 0, 0, false)
+	return Frame{m: m, s: s, g: g}
 }
 
 // Exit records a MethodExit with an unknown line.
@@ -82,11 +89,20 @@ func (m *Method) Throw(e *ExceptionType, line int) {
 // place of Exit for that call.
 func (m *Method) Bubble(e *ExceptionType) { record(kindBubble, m.id, e.id, 0, true) }
 
-// Frame is an entered method call; see Method.Enter.
-type Frame struct{ m *Method }
+// Frame is an entered method call; see Method.Enter. It remembers the
+// session and goroutine of the entry so that Exit repeats no lookup.
+type Frame struct {
+	m *Method
+	s *session
+	g uint64
+}
 
 // Exit records the exit of the call.
-func (f Frame) Exit() { record(kindExit, f.m.id, 0, noLine, false) }
+func (f Frame) Exit() {
+	if f.s != nil && active.Load() == f.s {
+		recordOn(f.s, f.g, kindExit, f.m.id, 0, noLine, false)
+	}
+}
 
 // ExitErr records the exit of a call whose error result is *err: an
 // ExceptionBubble of the error's type when it is non-nil, a MethodExit
@@ -119,11 +135,10 @@ func SetThreadName(name string) {
 		return
 	}
 	sl := s.ring.at(i)
-	sl.kind = kindName
 	sl.rel = s.clock.Load()
 	sl.thread = uint64(routine.Goid())
-	sl.key = name
-	s.ring.publish(sl, i)
+	*s.ring.textAt(i) = text{key: name}
+	s.ring.publish(sl, i, kindName)
 }
 
 const noLine = 0xFFFF

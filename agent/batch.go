@@ -135,7 +135,6 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	for i, off := first, 0; off < len(b); i++ {
 		r := b[off:]
 		sl := s.ring.at(i)
-		sl.kind = batchKinds[r[0]]
 		sl.flag = r[1]&BatchFlagThrown != 0
 		sl.line = binary.LittleEndian.Uint16(r[2:])
 		sl.method = int32(binary.LittleEndian.Uint32(r[4:]))
@@ -144,16 +143,16 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 		sl.thread = key
 		l1 := int(binary.LittleEndian.Uint16(r[12:]))
 		l2 := int(binary.LittleEndian.Uint16(r[14:]))
-		sl.key, sl.value = "", ""
 		if l1+l2 > 0 {
 			p := r[BatchHeaderSize:]
+			t := s.ring.textAt(i)
 			if r[1]&BatchFlagMUTF8 != 0 {
-				sl.key, sl.value = bytefrog.String(p[:l1]), bytefrog.String(p[l1:l1+l2])
+				t.key, t.value = bytefrog.String(p[:l1]), bytefrog.String(p[l1:l1+l2])
 			} else {
-				sl.key, sl.value = string(p[:l1]), string(p[l1:l1+l2])
+				t.key, t.value = string(p[:l1]), string(p[l1:l1+l2])
 			}
 		}
-		s.ring.publish(sl, i)
+		s.ring.publish(sl, i, batchKinds[r[0]])
 		off += recordSize(r)
 	}
 	return n, nil

@@ -121,9 +121,7 @@ func (d *drain) run() {
 			d.dataBreak()
 		}
 		if r.ready(h) {
-			sl := r.at(h)
-			d.process(sl)
-			sl.key, sl.value = "", ""
+			d.process(r.kindAt(h), r.at(h), r.textAt(h))
 			h++
 			if h&63 == 0 {
 				r.head.Store(h)
@@ -199,9 +197,12 @@ func (d *drain) ship() {
 	d.s.pool.queue <- b // never blocks: the queue holds every buffer
 }
 
-func (d *drain) process(sl *slot) {
-	if sl.kind == kindName {
-		d.rename(sl.thread, sl.key, sl.rel)
+// process handles one published slot; t holds its strings, cleared here so
+// the ring keeps no string alive.
+func (d *drain) process(k kind, sl *slot, t *text) {
+	if k == kindName {
+		d.rename(sl.thread, t.key, sl.rel)
+		*t = text{}
 		return
 	}
 	if d.discard {
@@ -221,7 +222,7 @@ func (d *drain) process(sl *slot) {
 	seq := d.seq
 	d.seq++
 	p := b.b
-	switch sl.kind {
+	switch k {
 	case kindEntry:
 		p = bytefrog.AppendMethodEntry(p, sl.rel, seq, sl.method, tid)
 	case kindExit:
@@ -235,7 +236,8 @@ func (d *drain) process(sl *slot) {
 	case kindBubble:
 		p = bytefrog.AppendExceptionBubble(p, sl.rel, seq, sl.method, sl.exc, tid)
 	case kindMarker:
-		p = bytefrog.AppendMarker(p, sl.rel, seq, sl.key, sl.value)
+		p = bytefrog.AppendMarker(p, sl.rel, seq, t.key, t.value)
+		*t = text{}
 	}
 	b.b = p
 	d.counted++

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"math/bits"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -22,20 +23,26 @@ const (
 // sequence number.
 func (k kind) sequenced() bool { return k >= kindEntry && k <= kindMarker }
 
-// slot is one event between instrumented code and the drain. It is written
-// by the goroutine that reserved its index and published by storing
-// ticket = index+1; the drain reads it only after seeing that ticket.
+// slot is one event between instrumented code and the drain: 32 bytes, two
+// to a cache line, because moving lines between the producing core and the
+// drain's core is what an event costs. It is written by the goroutine that
+// reserved its index and published by storing hdr last; the drain reads it
+// only after seeing the header of the index it expects.
 type slot struct {
-	ticket atomic.Uint64
-	kind   kind
-	flag   bool // MethodExit: exit by exception (Code Pulse flavour)
+	hdr    atomic.Uint32 // lap<<8 | kind; lap = index/len(slots) + 1 (24 bits)
+	flag   bool          // MethodExit: exit by exception (Code Pulse flavour)
 	line   uint16
 	method int32
 	exc    int32
 	rel    int32
+	_      int32
 	thread uint64 // thread key: goid, or hostThreadBit|host thread id
-	key    string
-	value  string
+}
+
+// text holds the strings of a marker or a thread name, beside the slot of
+// the same index so that slots stay small.
+type text struct {
+	key, value string
 }
 
 // hostThreadBit marks thread keys that come from a host (JVM or C thread)
@@ -51,14 +58,19 @@ const cacheLine = 64
 // back-pressure that keeps memory bounded while never dropping an event.
 type ring struct {
 	slots []slot
+	texts []text
 	mask  uint64
+	shift uint // log2(len(slots))
 	_     [cacheLine]byte
 	tail  atomic.Uint64 // next index to reserve
 	_     [cacheLine - 8]byte
 	head  atomic.Uint64 // next index the drain consumes
 	_     [cacheLine - 8]byte
-	// sleeping is 1 while the drain is parked waiting for wake.
+	// sleeping is 1 while the drain is parked waiting for wake. Producers
+	// read it on every publish, so it has a cache line of its own that the
+	// drain writes only when it goes to sleep after a while without events.
 	sleeping atomic.Uint32
+	_        [cacheLine - 4]byte
 	// closed is set when no drain will consume any more: producers that
 	// still find no room give up instead of waiting forever.
 	closed atomic.Bool
@@ -68,7 +80,9 @@ type ring struct {
 func newRing(size int) *ring {
 	return &ring{
 		slots: make([]slot, size),
+		texts: make([]text, size),
 		mask:  uint64(size - 1),
+		shift: uint(bits.TrailingZeros(uint(size))),
 		wake:  make(chan struct{}, 1),
 	}
 }
@@ -104,9 +118,16 @@ func (r *ring) waitRoom(last uint64) bool {
 // at returns the slot of index i.
 func (r *ring) at(i uint64) *slot { return &r.slots[i&r.mask] }
 
-// publish makes slot i visible to the drain and wakes it if it sleeps.
-func (r *ring) publish(s *slot, i uint64) {
-	s.ticket.Store(i + 1)
+// textAt returns the strings of index i.
+func (r *ring) textAt(i uint64) *text { return &r.texts[i&r.mask] }
+
+// lap is the 24-bit lap number the header of index i carries.
+func (r *ring) lap(i uint64) uint32 { return uint32(i>>r.shift+1) & 0xFFFFFF }
+
+// publish makes slot i, of kind k, visible to the drain and wakes it if it
+// sleeps.
+func (r *ring) publish(s *slot, i uint64, k kind) {
+	s.hdr.Store(r.lap(i)<<8 | uint32(k))
 	if r.sleeping.Load() != 0 {
 		r.nudge()
 	}
@@ -122,16 +143,32 @@ func (r *ring) nudge() {
 }
 
 // ready reports whether slot i has been published.
-func (r *ring) ready(i uint64) bool { return r.at(i).ticket.Load() == i+1 }
+func (r *ring) ready(i uint64) bool { return r.at(i).hdr.Load()>>8 == r.lap(i) }
+
+// kindAt is the kind of published slot i.
+func (r *ring) kindAt(i uint64) kind { return kind(r.at(i).hdr.Load()) }
+
+// Drain back-off: after catching up, the drain naps briefly a few times
+// before it sleeps until woken. Napping lets producers fill a run of slots
+// that the drain then consumes in one burst; polling the slot a producer
+// is writing would bounce its cache line between the cores on every event.
+const (
+	drainNap  = 20 * time.Microsecond
+	drainNaps = 16
+)
 
 // park waits until slot i is published or d elapses (d ≤ 0: no limit).
 // It reports whether the slot is ready.
 func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) bool {
-	for spin := 0; spin < 32; spin++ {
+	for nap := 0; nap < drainNaps; nap++ {
 		if r.ready(i) {
 			return true
 		}
-		runtime.Gosched()
+		if nap < 2 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(drainNap)
+		}
 	}
 	r.sleeping.Store(1)
 	if r.ready(i) {

@@ -18,7 +18,8 @@
 //	               closes.
 //	anything else  Error("Unexpected Input Format"), then close.
 //
-// Run ids go round-robin over 0..254 and are unique among live runs.
+// Run ids go round-robin over 0..254 and are unique among live runs. A data
+// connection must come from the IP address of its run's control connection.
 //
 // # Processing
 //

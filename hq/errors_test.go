@@ -408,8 +408,12 @@ func TestTooManyDataConnections(t *testing.T) {
 func TestHostileAgent(t *testing.T) {
 	srv := start(t, nil)
 	good := dial(t, srv, bytefrog.Version1)
+	goodRun := nextRun(t, srv)
 	bad := dial(t, srv, bytefrog.Version1)
-	goodRun, badRun := nextRun(t, srv), nextRun(t, srv)
+	badRun := nextRun(t, srv)
+	if goodRun.ID() != good.Config.RunID || badRun.ID() != bad.Config.RunID {
+		t.Fatalf("runs %d, %d for agents with ids %d, %d", goodRun.ID(), badRun.ID(), good.Config.RunID, bad.Config.RunID)
+	}
 	expect(t, good, bytefrog.MsgStart)
 	expect(t, bad, bytefrog.MsgStart)
 	chunks, n := traffic(20000, 30, 2)

@@ -142,6 +142,10 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 	go r.loop(c)
 	s.announce(r)
 
+	// NextRun hands out runs in the order their agents were greeted; the
+	// initial commands go first whatever the caller does with the run.
+	r.cmdMu.Lock()
+	s.publish(r)
 	// "HQ must send configuration immediately after receiving the hello
 	// message", then Suspend "if tracing should not begin immediately",
 	// then Start.
@@ -151,16 +155,15 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 	if err != nil { // New checked every accepted version
 		r.abortWith("cannot encode the agent configuration: " + err.Error())
 	} else {
-		r.cmdMu.Lock()
 		r.send(unit{kind: RecordSent, t: r.now(), raw: raw})
-		r.cmdMu.Unlock()
 		if s.cfg.StartSuspended {
-			r.command(bytefrog.MsgSuspend)
+			r.commandLocked(bytefrog.MsgSuspend)
 		}
 		if s.cfg.AutoStart {
-			r.command(bytefrog.MsgStart)
+			r.commandLocked(bytefrog.MsgStart)
 		}
 	}
+	r.cmdMu.Unlock()
 	if len(s.script) > 0 {
 		r.mu.Lock()
 		if !r.ending {
@@ -169,7 +172,6 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 		}
 		r.mu.Unlock()
 	}
-	s.publish(r)
 	return true
 }
 

@@ -363,8 +363,15 @@ func TestTwoAgents(t *testing.T) {
 	chunks, n := traffic(30000, 40, 2)
 	reports := make([]*hq.Report, 2)
 	var wg sync.WaitGroup
-	agents := []*hqtest.Agent{dial(t, srv, bytefrog.Version1), dial(t, srv, bytefrog.Version1)}
-	runs := []*hq.Run{nextRun(t, srv), nextRun(t, srv)}
+	var agents []*hqtest.Agent
+	var runs []*hq.Run
+	for range 2 {
+		agents = append(agents, dial(t, srv, bytefrog.Version1))
+		runs = append(runs, nextRun(t, srv))
+		if got, want := runs[len(runs)-1].ID(), agents[len(agents)-1].Config.RunID; got != want {
+			t.Fatalf("NextRun gave run %d to the agent with id %d", got, want)
+		}
+	}
 	for j, a := range agents {
 		wg.Add(1)
 		go func() {

@@ -202,6 +202,11 @@ func (r *Run) send(u unit) bool {
 func (r *Run) command(t bytefrog.MsgType) error {
 	r.cmdMu.Lock()
 	defer r.cmdMu.Unlock()
+	return r.commandLocked(t)
+}
+
+// commandLocked is command with r.cmdMu held.
+func (r *Run) commandLocked(t bytefrog.MsgType) error {
 	r.mu.Lock()
 	err := r.transition(t)
 	r.updateMismatch()

@@ -128,6 +128,7 @@ func BenchmarkDecoder(b *testing.B) {
 			r := bytes.NewReader(stream)
 			dec := NewDecoder(r, d)
 			var m Msg
+			b.ResetTimer()
 			for range b.N {
 				r.Reset(stream)
 				dec.Reset(r)

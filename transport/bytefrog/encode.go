@@ -264,7 +264,7 @@ func AppendClassMsg(b []byte, t MsgType, name string) []byte {
 	if !isClassMsg(t) {
 		panic(fmt.Sprintf("bytefrog: AppendClassMsg: %v is not a class message", t))
 	}
-	return AppendUTF(append(b, byte(t)), name) // string at offString
+	return AppendUTF(append(b, byte(t)), name)
 }
 
 // AppendError appends Error, the fatal-error report either end may send.
