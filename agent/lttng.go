@@ -204,11 +204,7 @@ func startLTTng(cfg Config, log *logger) (*lttngagent.Client, error) {
 	if cfg.LTTngRetry > 0 {
 		lc.RetryDelay = cfg.LTTngRetry
 	}
-	if cfg.LTTngPort > 0 {
-		// An explicit port: that daemon only, no port files.
-		lc.RootPortFile, lc.UserPortFile = "", ""
-		lc.FallbackPort = cfg.LTTngPort
-	}
+	lc.Port = cfg.LTTngPort // > 0: that daemon only, no port files
 	lc.Logger = lttngagent.NewFuncLogger(slog.LevelDebug, func(level slog.Level, line string) {
 		l := LevelDebug
 		switch {

@@ -65,13 +65,13 @@ func NewClient(cfg *Config, h Handler) (*Client, error) {
 	if err := c.Verify(); err != nil {
 		return nil, err
 	}
-	if c.RootPortFile == "" && c.UserPortFile == "" {
+	if c.Port == 0 && c.RootPortFile == "" && c.UserPortFile == "" {
 		return nil, fmt.Errorf("%w: no port file", ErrBadConfig)
 	}
 	cl := &Client{cfg: c.withDefaults(), h: h, changed: make(chan struct{})}
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	for d := Daemon(0); d < numDaemons; d++ {
-		if cl.portFile(d) == "" {
+		if (cl.cfg.Port > 0 && d != DaemonUser) || (cl.cfg.Port == 0 && cl.portFile(d) == "") {
 			cl.states[d] = stateDisabled
 			continue
 		}

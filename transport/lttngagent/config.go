@@ -57,6 +57,9 @@ type Config struct {
 	// default) follows lttng-ust 2.13: no file means no daemon. The RFC v0.1
 	// agents used the fixed port 5345.
 	FallbackPort int
+	// Port, when > 0, names the one session daemon to use: the client dials
+	// 127.0.0.1:Port as the user daemon and reads no port file.
+	Port int
 
 	// RetryDelay is the wait before each new attempt after a failed
 	// connection or a lost one. Default 3 s, as the Java agent.
@@ -132,6 +135,8 @@ func (c *Config) Verify() error {
 		return fmt.Errorf("%w: pid %d", ErrBadConfig, c.PID)
 	case c.FallbackPort < 0 || c.FallbackPort > maxPort:
 		return fmt.Errorf("%w: fallback port %d", ErrBadConfig, c.FallbackPort)
+	case c.Port < 0 || c.Port > maxPort:
+		return fmt.Errorf("%w: port %d", ErrBadConfig, c.Port)
 	case c.RetryDelay < 0, c.DialTimeout < 0, c.CommandTimeout < 0, c.WriteTimeout < 0:
 		return fmt.Errorf("%w: negative duration", ErrBadConfig)
 	case c.MaxListBytes < 0:

@@ -53,6 +53,9 @@ func ParsePort(b []byte) (int, error) {
 // there is none. It re-reads both files: "If both give the same port, run
 // only the root one."
 func (c *Client) resolvePort(d Daemon) (int, error) {
+	if c.cfg.Port > 0 {
+		return c.cfg.Port, nil
+	}
 	port, err := c.readPort(c.portFile(d))
 	if err != nil || d == DaemonRoot {
 		return port, err
