@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+)
+
+// FuzzScanBatch feeds arbitrary bytes as a host batch: scanning never
+// panics, and a batch it accepts re-encodes record by record to the same
+// bytes.
+func FuzzScanBatch(f *testing.F) {
+	var b []byte
+	b = AppendBatchRecord(b, BatchName, 0, 0, 0, 0, 1, "worker-1", "")
+	b = AppendBatchRecord(b, BatchEntry, 0, 0, 3, 0, 2, "", "")
+	b = AppendBatchRecord(b, BatchThrow, 0, 7, 3, 2, 3, "", "")
+	b = AppendBatchRecord(b, BatchBubble, BatchFlagThrown, 0, 3, 2, 4, "", "")
+	b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, 5, "k", "v\xc0\x80")
+	f.Add(b)
+	f.Add(b[:BatchHeaderSize+3])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := scanBatch(b)
+		if err != nil {
+			if !errors.Is(err, ErrBadBatch) || n != 0 {
+				t.Fatalf("scanBatch = %d, %v", n, err)
+			}
+			return
+		}
+		var out []byte
+		for off := 0; off < len(b); {
+			r := b[off:]
+			size := recordSize(r)
+			l1 := int(r[12]) | int(r[13])<<8
+			l2 := int(r[14]) | int(r[15])<<8
+			p := r[BatchHeaderSize:]
+			out = AppendBatchRecord(out, r[0], r[1], uint16(r[2])|uint16(r[3])<<8,
+				int32(uint32(r[4])|uint32(r[5])<<8|uint32(r[6])<<16|uint32(r[7])<<24),
+				int32(uint32(r[8])|uint32(r[9])<<8|uint32(r[10])<<16|uint32(r[11])<<24),
+				int64(uint64(r[16])|uint64(r[17])<<8|uint64(r[18])<<16|uint64(r[19])<<24|
+					uint64(r[20])<<32|uint64(r[21])<<40|uint64(r[22])<<48|uint64(r[23])<<56),
+				string(p[:l1]), string(p[l1:l1+l2]))
+			// Padding bytes are not part of the record's meaning.
+			copy(out[len(out)-size+BatchHeaderSize+l1+l2:], r[BatchHeaderSize+l1+l2:size])
+			off += size
+		}
+		if string(out) != string(b) {
+			t.Fatalf("re-encoded batch differs:\n%x\n%x", out, b)
+		}
+	})
+}
+
+// FuzzParseOptions: any options string gives a configuration or an error
+// that wraps one of the option errors; never a panic.
+func FuzzParseOptions(f *testing.F) {
+	for _, s := range []string{
+		"hq=127.0.0.1:8765,connect_timeout=5s",
+		"protocol=4,project_id=42,flavor=codepulse",
+		"log=none,log_level=debug,logs=lttng,lttng_port=5345",
+		"bogus=1,,=,protocol=",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c := DefaultConfig()
+		if err := c.ParseOptions(s); err != nil {
+			if !errors.Is(err, ErrUnknownOption) && !errors.Is(err, ErrBadOption) {
+				t.Fatalf("ParseOptions(%q) = %v", s, err)
+			}
+			return
+		}
+		c.Verify()
+	})
+}
