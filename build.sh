@@ -16,8 +16,9 @@ usage: ./build.sh COMMAND
   test     every test: vet, gofmt, unit, race, integration with real peers
   bench    every benchmark (go test -bench -benchmem) and side-by-side ratios
   fuzz     run each fuzz target for FUZZTIME (default 60s)
-  build    build the commands and examples into out/
-  lib      build the c-shared library out/libtadpole.so
+  build    build the commands and the Go example into out/
+  lib      build the c-shared library out/libtadpole.so and out/tadpole.pc
+  examples build every example: out/example-go, examples/c/example
   peers    install the Debian peers the tests use (lttng-tools, babeltrace2, …)
   help     this text
 
@@ -73,14 +74,33 @@ build() {
 }
 
 lib() {
-	if ! ls cmd/libtadpole/*.go >/dev/null 2>&1; then
-		echo "build.sh: cmd/libtadpole has no sources yet: nothing to build" >&2
-		return 1
-	fi
-	mkdir -p "$OUT"
-	CGO_ENABLED=1 $GO build -trimpath -buildvcs=false -buildmode=c-shared \
-		-ldflags="-s -w -buildid=" -o "$OUT/libtadpole.so" ./cmd/libtadpole
-	rm -f "$OUT/libtadpole.h"
+	# LIBOUT: where libtadpole.so and tadpole.pc go (default out/).
+	local dest=${LIBOUT:-$OUT}
+	mkdir -p "$dest"
+	# Reproducible: CGO_CFLAGS without -g (no build paths), no build id, no
+	# VCS stamp. The version script exports only tadpole_* and the JVMTI
+	# entry points.
+	CGO_ENABLED=1 CGO_CFLAGS=-O2 $GO build -trimpath -buildvcs=false -buildmode=c-shared \
+		-ldflags="-s -w -buildid= '-extldflags=-Wl,--version-script=$ROOT/cmd/libtadpole/exports.map'" \
+		-o "$dest/libtadpole.so" ./cmd/libtadpole
+	rm -f "$dest/libtadpole.h"
+	cat >"$dest/tadpole.pc" <<PC
+libdir=$dest
+includedir=$ROOT/include
+
+Name: tadpole
+Description: tadpole in-process tracing agent, C API (include/tadpole.h)
+Version: 0.1
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -ltadpole
+Libs.private: -pthread
+Cflags: -I\${includedir}
+PC
+}
+
+examples() {
+	build
+	lib
+	make -C examples/c
 }
 
 demo() {
@@ -136,6 +156,7 @@ test) test ;;
 bench) bench ;;
 fuzz) fuzz ;;
 build) build ;;
+examples) examples ;;
 lib) lib ;;
 peers) peers install ;;
 help | -h | --help) usage ;;

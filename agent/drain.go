@@ -212,7 +212,10 @@ func (d *drain) process(k kind, sl *slot, t *text) {
 	if b == nil {
 		return
 	}
-	tid := d.tid(b, sl.thread, sl.rel)
+	var tid uint16
+	if k != kindMarker { // a Marker carries no thread id
+		tid = d.tid(b, sl.thread, sl.rel)
+	}
 	if sl.method > 0 {
 		d.mapMethod(b, sl.method)
 	}

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
@@ -9,42 +11,66 @@ import (
 // Hooks let a host keep its own copy of the state its hot path tests, so
 // that a C or JVM thread checks a plain flag instead of calling into Go.
 
+// hookList is a copy-on-write list of subscribers: hosts add theirs once,
+// notifications read the current list without locking.
+type hookList[F any] struct {
+	mu   sync.Mutex
+	next uint64
+	list atomic.Pointer[[]hookEntry[F]]
+}
+
+type hookEntry[F any] struct {
+	id uint64
+	f  F
+}
+
+func (h *hookList[F]) add(f F) (remove func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.next++
+	id := h.next
+	var cur []hookEntry[F]
+	if p := h.list.Load(); p != nil {
+		cur = *p
+	}
+	l := append(slices.Clone(cur), hookEntry[F]{id, f})
+	h.list.Store(&l)
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		l := slices.DeleteFunc(slices.Clone(*h.list.Load()), func(e hookEntry[F]) bool { return e.id == id })
+		h.list.Store(&l)
+	}
+}
+
+func (h *hookList[F]) each(call func(F)) {
+	if p := h.list.Load(); p != nil {
+		for _, e := range *p {
+			call(e.f)
+		}
+	}
+}
+
 var (
-	modeHook   atomic.Pointer[func(bytefrog.Mode)]
-	loggerHook atomic.Pointer[func(*Logger, bool)]
+	modeHooks   hookList[func(bytefrog.Mode)]
+	loggerHooks hookList[func(*Logger, bool)]
 )
 
-// SetModeHook installs f, called with the new mode each time the active
-// session changes mode (ModeShutdown when tracing ends). f must not block.
-// A nil f removes the hook.
-func SetModeHook(f func(bytefrog.Mode)) {
-	if f == nil {
-		modeHook.Store(nil)
-		return
-	}
-	modeHook.Store(&f)
-}
+// AddModeHook adds f, called with the new mode each time the active session
+// changes mode (ModeShutdown when tracing ends). f must not block. Several
+// hosts in one process (the C API and the JVM bridge) each add their own;
+// the returned function removes f.
+func AddModeHook(f func(bytefrog.Mode)) (remove func()) { return modeHooks.add(f) }
 
-// SetLoggerHook installs f, called with a logger and its new state each time
-// a logger is registered or its enabled state changes. f must not block.
-func SetLoggerHook(f func(l *Logger, enabled bool)) {
-	if f == nil {
-		loggerHook.Store(nil)
-		return
-	}
-	loggerHook.Store(&f)
-}
+// AddLoggerHook adds f, called with a logger and its new state each time a
+// logger is registered or its enabled state changes. f must not block and
+// must not call back into the logger registry.
+func AddLoggerHook(f func(l *Logger, enabled bool)) (remove func()) { return loggerHooks.add(f) }
 
-func notifyMode(m bytefrog.Mode) {
-	if f := modeHook.Load(); f != nil {
-		(*f)(m)
-	}
-}
+func notifyMode(m bytefrog.Mode) { modeHooks.each(func(f func(bytefrog.Mode)) { f(m) }) }
 
 func notifyLogger(l *Logger, enabled bool) {
-	if f := loggerHook.Load(); f != nil {
-		(*f)(l, enabled)
-	}
+	loggerHooks.each(func(f func(*Logger, bool)) { f(l, enabled) })
 }
 
 // Gate is for hosts whose hot path found the mode other than Tracing: it

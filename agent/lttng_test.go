@@ -192,3 +192,17 @@ func BenchmarkLoggerFilter(b *testing.B) {
 		sinkBool = l.accepts(1000, "xyz")
 	}
 }
+
+func TestHooksHaveManySubscribers(t *testing.T) {
+	var a, b int
+	ra := AddLoggerHook(func(*Logger, bool) { a++ })
+	rb := AddLoggerHook(func(*Logger, bool) { b++ })
+	RegisterLogger("lt.hooks.1")
+	ra()
+	RegisterLogger("lt.hooks.2")
+	rb()
+	RegisterLogger("lt.hooks.3")
+	if a != 1 || b != 2 {
+		t.Errorf("hook calls a=%d b=%d; want 1 and 2", a, b)
+	}
+}

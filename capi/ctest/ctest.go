@@ -1,0 +1,172 @@
+package ctest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
+)
+
+// Timeouts of the helpers.
+const (
+	// BuildTimeout bounds building the library (a cold Go build cache on
+	// two cores takes about a minute).
+	BuildTimeout = 5 * time.Minute
+	// RunTimeout bounds one run of a test program.
+	RunTimeout = 60 * time.Second
+)
+
+// ErrNoRoot: the repository root (go.mod beside build.sh) was not found.
+var ErrNoRoot = errors.New("ctest: repository root not found")
+
+// Root returns the repository root: the nearest directory above this
+// package's that holds go.mod and build.sh.
+func Root() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", ErrNoRoot
+	}
+	for dir := filepath.Dir(file); ; {
+		if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "build.sh")) {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", ErrNoRoot
+		}
+		dir = up
+	}
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// Lib is a built libtadpole.so.
+type Lib struct {
+	Root    string // repository root
+	Dir     string // directory of libtadpole.so and tadpole.pc
+	Path    string // the library
+	Include string // directory of tadpole.h
+}
+
+var libOnce struct {
+	sync.Once
+	lib *Lib
+	err error
+}
+
+// BuildLib builds the library once per test process with ./build.sh lib into
+// a temporary directory (so that it never races another build of out/), and
+// returns it. The directory is removed by Cleanup.
+func BuildLib(t testing.TB) *Lib {
+	t.Helper()
+	testpeers.RequireTools(t, "gcc")
+	libOnce.Do(func() {
+		libOnce.lib, libOnce.err = buildLib()
+	})
+	if libOnce.err != nil {
+		t.Fatal(libOnce.err)
+	}
+	return libOnce.lib
+}
+
+func buildLib() (*Lib, error) {
+	root, err := Root()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "tadpole-lib-")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "build.sh"), "lib")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "LIBOUT="+dir, "GO="+goCommand())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("./build.sh lib: %v\n%s", err, out)
+	}
+	// Readable by the unprivileged user some tests run programs as.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &Lib{Root: root, Dir: dir, Path: filepath.Join(dir, "libtadpole.so"), Include: filepath.Join(root, "include")}, nil
+}
+
+// goCommand is the go command to build with: the one in PATH, else the
+// toolchain's that runs the test.
+func goCommand() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// Cleanup removes the library built by BuildLib; TestMain calls it.
+func Cleanup() {
+	if libOnce.lib != nil {
+		os.RemoveAll(libOnce.lib.Dir)
+	}
+}
+
+// CFlags are the flags every test program is compiled with.
+var CFlags = []string{"-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread"}
+
+// Compile compiles C sources into the executable out, linked against lib
+// with an rpath to it.
+func (l *Lib) Compile(t testing.TB, out string, srcs ...string) {
+	t.Helper()
+	args := append([]string{}, CFlags...)
+	args = append(args, "-I", l.Include, "-o", out)
+	args = append(args, srcs...)
+	args = append(args, "-L", l.Dir, "-Wl,-rpath,"+l.Dir, "-ltadpole")
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// Env returns the test's environment without TADPOLE_ and LTTNG_ variables,
+// plus extra NAME=value pairs.
+func Env(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TADPOLE_") && !strings.HasPrefix(kv, "LTTNG_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// Result is the outcome of a program run.
+type Result struct {
+	Stdout, Stderr string
+	Err            error // nil when it exited with status 0
+}
+
+// Run runs a program to completion (at most RunTimeout).
+func Run(t testing.TB, env []string, name string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}

@@ -1,0 +1,166 @@
+package ctest
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// Settings of the logger test.
+const (
+	// logGrace is how many ticks (5 ms each at least) may still follow the
+	// old rules after an lttng command returned.
+	logGrace = 100
+	// logWait bounds every wait for the program, HQ or the daemon.
+	logWait = 20 * time.Second
+)
+
+// logRec is a log record seen at HQ.
+type logRec struct {
+	logger, level string
+	tick          int
+}
+
+// logState parses the markers HQ released: the last tick and the records.
+func logState(t *testing.T, c *collector) (int, []logRec) {
+	t.Helper()
+	last := -1
+	var recs []logRec
+	for _, e := range c.snapshot() {
+		if e.typ != bytefrog.MsgMarker {
+			continue
+		}
+		if e.key == "tick" {
+			n, err := strconv.Atoi(e.value)
+			if err != nil || n != last+1 {
+				t.Fatalf("tick %q after %d", e.value, last)
+			}
+			last = n
+			continue
+		}
+		logger, ok := strings.CutPrefix(e.key, "log:")
+		level, msg, _ := strings.Cut(e.value, " ")
+		tickText, ok2 := strings.CutPrefix(msg, "tick ")
+		n, err := strconv.Atoi(tickText)
+		if !ok || !ok2 || err != nil || n != last {
+			t.Fatalf("unexpected marker %s=%s after tick %d", e.key, e.value, last)
+		}
+		recs = append(recs, logRec{logger, level, n})
+	}
+	return last, recs
+}
+
+// waitFor polls cond until it holds or logWait passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(logWait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, logWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestLoggersLTTng runs testdata/loggers.c with logs=lttng against a real
+// lttng-sessiond: its C loggers are listed by "lttng list -j", and records
+// follow enable-event and disable-event, with log level rules, both through
+// tadpole_logger_enabled and tadpole_log.
+func TestLoggersLTTng(t *testing.T) {
+	lib := BuildLib(t)
+	sd := testpeers.StartSessiond(t)
+	bin := filepath.Join(t.TempDir(), "loggers")
+	lib.Compile(t, bin, "testdata/loggers.c")
+	h := startHQ(t, nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = Env("TADPOLE_HQ="+h.srv.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms", "TADPOLE_LOGS=lttng",
+		"TADPOLE_LTTNG_RETRY=200ms", "LTTNG_HOME="+sd.Home)
+	stdin, _ := cmd.StdinPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := false
+	defer func() {
+		if !exited {
+			stdin.Close()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("loggers stderr:\n%s", stderr.String())
+		}
+	}()
+	run, err := h.srv.NextRun(ctx)
+	if err != nil {
+		t.Fatalf("no HQ run: %v", err)
+	}
+	col := h.collector(0)
+
+	waitFor(t, "lttng list -j showing capp.alpha and capp.beta", func() bool {
+		out, err := sd.Lttng("list", "-j")
+		return err == nil && strings.Contains(out, "capp.alpha") && strings.Contains(out, "capp.beta")
+	})
+	tick := func() int { n, _ := logState(t, col); return n }
+	count := func(logger, level string, from int) int {
+		_, recs := logState(t, col)
+		n := 0
+		for _, r := range recs {
+			if r.logger == logger && (level == "" || r.level == level) && r.tick > from {
+				n++
+			}
+		}
+		return n
+	}
+	// lttng runs the command and returns the last tick HQ had seen before.
+	lttng := func(args ...string) int {
+		from := tick()
+		sd.MustLttng(args...)
+		return from
+	}
+
+	if n := count("capp.alpha", "", -1) + count("capp.beta", "", -1); n != 0 {
+		t.Fatalf("got %d log records before any enable-event; want 0 with logs=lttng", n)
+	}
+	out := sd.MkdirAll("trace")
+	sd.MustLttng("--no-sessiond", "create", "s", "--output="+out)
+	lttng("enable-event", "-j", "capp.alpha", "-s", "s")
+	sd.MustLttng("start", "s")
+	waitFor(t, "capp.alpha records", func() bool { return count("capp.alpha", "WARNING", -1) > 0 && count("capp.alpha", "INFO", -1) > 0 })
+
+	from := lttng("enable-event", "-j", "capp.beta", "--loglevel-only=WARNING", "-s", "s")
+	waitFor(t, "capp.beta WARNING records", func() bool { return count("capp.beta", "WARNING", from) > 0 })
+	if n := count("capp.beta", "INFO", -1); n != 0 {
+		t.Errorf("got %d capp.beta INFO records; want 0 (enabled with --loglevel-only=WARNING)", n)
+	}
+
+	from = lttng("disable-event", "-j", "capp.alpha", "-s", "s")
+	waitFor(t, "ticks after disable-event", func() bool { return tick() > from+2*logGrace })
+	if n := count("capp.alpha", "", from+logGrace); n != 0 {
+		t.Errorf("got %d capp.alpha records after disable-event; want 0", n)
+	}
+	if n := count("capp.beta", "WARNING", from+logGrace); n == 0 {
+		t.Errorf("capp.beta stopped recording after capp.alpha was disabled")
+	}
+
+	stdin.Close()
+	exited = true
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("loggers: %v", err)
+	}
+	rep, err := run.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, rep, col, -1)
+}

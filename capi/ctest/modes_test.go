@@ -1,0 +1,120 @@
+package ctest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// Durations of the pause and the suspend of TestPauseSuspend.
+const (
+	pauseFor   = 400 * time.Millisecond
+	suspendFor = 300 * time.Millisecond
+)
+
+// awaitMode waits until the agent's heartbeats report mode m.
+func awaitMode(t *testing.T, run *hq.Run, m bytefrog.Mode) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for run.Mode() != m {
+		if time.Now().After(deadline) {
+			t.Fatalf("agent mode %v; want %v", run.Mode(), m)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPauseSuspend runs testdata/modes.c while HQ pauses, then suspends
+// tracing: recording calls block during the pause, return without recording
+// during the suspend, and the trace stays gap-free with one data break and
+// every thread's name.
+func TestPauseSuspend(t *testing.T) {
+	lib := BuildLib(t)
+	bin := filepath.Join(t.TempDir(), "modes")
+	lib.Compile(t, bin, "testdata/modes.c")
+	h := startHQ(t, nil)
+	const threads = 4
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, fmt.Sprint(threads))
+	cmd.Env = h.env()
+	stdin, _ := cmd.StdinPipe()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("modes stderr:\n%s", stderr.String())
+		}
+	}()
+	run, err := h.srv.NextRun(ctx)
+	if err != nil {
+		stdin.Close()
+		cmd.Wait()
+		t.Fatal(err)
+	}
+	step := func(what string, cmd func() error, mode bytefrog.Mode, hold time.Duration) {
+		t.Helper()
+		if err := cmd(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		awaitMode(t, run, mode)
+		time.Sleep(hold)
+	}
+	awaitMode(t, run, bytefrog.ModeTracing)
+	time.Sleep(100 * time.Millisecond)
+	step("pause", run.Pause, bytefrog.ModePaused, pauseFor)
+	step("unpause", run.Unpause, bytefrog.ModeTracing, 100*time.Millisecond)
+	step("suspend", run.Suspend, bytefrog.ModeSuspended, suspendFor)
+	step("unsuspend", run.Unsuspend, bytefrog.ModeTracing, 100*time.Millisecond)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("modes: %v", err)
+	}
+	rep, err := run.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []*collector{h.collector(0)}
+	<-cols[0].done
+	checkClean(t, rep, cols[0], -1)
+	if got := len(cols[0].breaks); got != 1 {
+		t.Errorf("got %d data breaks; want 1", got)
+	}
+	for i := range threads {
+		var calls, untraced, stall int
+		line := fmt.Sprintf("thread %d ", i)
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			if strings.HasPrefix(l, line) {
+				fmt.Sscanf(l[len(line):], "calls %d untraced %d max_stall_ms %d", &calls, &untraced, &stall)
+			}
+		}
+		t.Logf("thread %d: %d calls, %d untraced, longest call %d ms", i, calls, untraced, stall)
+		if time.Duration(stall)*time.Millisecond < pauseFor*3/4 {
+			t.Errorf("thread %d: longest call %d ms; want one blocked by the %v pause", i, stall, pauseFor)
+		}
+		if untraced == 0 {
+			t.Errorf("thread %d: no call found tracing off during the suspend", i)
+		}
+	}
+	threadsSeen := byThread(cols[0])
+	for i := range threads {
+		name := fmt.Sprintf("mode-%d", i)
+		if len(threadsSeen[name]) == 0 {
+			t.Errorf("no events under %q; names %q", name, keys(threadsSeen))
+		}
+	}
+	if len(threadsSeen) != threads {
+		t.Errorf("got threads %q; want %d named mode-N", keys(threadsSeen), threads)
+	}
+}

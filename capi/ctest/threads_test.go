@@ -1,0 +1,109 @@
+package ctest
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// parseMethods reads the "method I ID" lines a test program prints.
+func parseMethods(t testing.TB, stdout string) map[int]int32 {
+	t.Helper()
+	out := make(map[int]int32)
+	for _, line := range strings.Split(stdout, "\n") {
+		var i int
+		var id int32
+		if n, _ := fmt.Sscanf(line, "method %d %d", &i, &id); n == 2 {
+			out[i] = id
+		}
+	}
+	return out
+}
+
+// checkCalls checks one thread's events: calls of m, each an entry then an
+// exit at line k%100, or (every 1000th) an entry, an exception at line 42
+// and a bubble.
+func checkCalls(t testing.TB, name string, evs []event, m int32, calls int) {
+	t.Helper()
+	i := 0
+	next := func(k int, typ bytefrog.MsgType) event {
+		if i >= len(evs) {
+			t.Fatalf("%s: call %d: trace ends; want %v", name, k, typ)
+		}
+		e := evs[i]
+		i++
+		if e.typ != typ || e.method != m {
+			t.Fatalf("%s: call %d: got %v of method %d; want %v of method %d", name, k, e.typ, e.method, typ, m)
+		}
+		return e
+	}
+	for k := 0; k < calls; k++ {
+		next(k, bytefrog.MsgMethodEntry)
+		if k%1000 == 999 {
+			if e := next(k, bytefrog.MsgException); e.line != 42 || e.exc <= 0 {
+				t.Fatalf("%s: call %d: exception at line %d, type %d; want line 42", name, k, e.line, e.exc)
+			}
+			next(k, bytefrog.MsgExceptionBubble)
+			continue
+		}
+		if e := next(k, bytefrog.MsgMethodExit); int(e.line) != k%100 {
+			t.Fatalf("%s: call %d: exit at line %d; want %d", name, k, e.line, k%100)
+		}
+	}
+	if i != len(evs) {
+		t.Fatalf("%s: got %d events; want %d", name, len(evs), i)
+	}
+}
+
+// TestThreads runs 8 threads recording concurrently: the trace must be
+// gap-free, each thread's events in program order under its own name.
+func TestThreads(t *testing.T) {
+	lib := BuildLib(t)
+	bin := filepath.Join(t.TempDir(), "threads")
+	lib.Compile(t, bin, "testdata/threads.c")
+	h := startHQ(t, nil)
+	const threads, calls = 8, 20000
+	res := Run(t, h.env(), bin, fmt.Sprint(threads), fmt.Sprint(calls))
+	if res.Err != nil {
+		t.Fatalf("threads: %v\n%s", res.Err, res.Stderr)
+	}
+	methods := parseMethods(t, res.Stdout)
+	reps, cols := h.waitRuns(t, 1)
+	perThread := 2*calls + calls/1000
+	checkClean(t, reps[0], cols[0], threads*(perThread+1))
+	groups := byThread(cols[0])
+	for i := range threads {
+		name := fmt.Sprintf("worker-%d", i)
+		evs, ok := groups[name]
+		if !ok {
+			t.Fatalf("no events under the thread name %q; names: %v", name, keys(groups))
+		}
+		checkCalls(t, name, evs, methods[i], calls)
+		if sig := cols[0].methods[methods[i]]; sig != fmt.Sprintf("ctest/Worker%d.run;1;()V", i) {
+			t.Errorf("method %d mapped to %q", methods[i], sig)
+		}
+	}
+	done := cols[0].markers("done")
+	slices.Sort(done)
+	var want []string
+	for i := range threads {
+		want = append(want, fmt.Sprintf("worker-%d", i))
+	}
+	slices.Sort(want)
+	if !slices.Equal(done, want) {
+		t.Errorf("got done markers %q; want %q", done, want)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

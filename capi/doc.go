@@ -1,0 +1,109 @@
+// Package capi is the C API of libtadpole.so: the functions declared in
+// include/tadpole.h, implemented in C (tadpole.c) over the Go agent core
+// (package agent). Only the c-shared main package, cmd/libtadpole, imports
+// it.
+//
+// # Boundary
+//
+// The public C functions (tadpole_*) are C code. They call private Go
+// exports (tadpoleGoStart, tadpoleGoSubmit, …) for everything but the hot
+// path; the library's version script keeps those, and cgo's own symbols,
+// out of the dynamic symbol table. Only C types cross the boundary: handles
+// are positive int32 ids (a method's id is its wire id), strings are
+// NUL-terminated and copied before a call returns. Every Go export recovers
+// from panics and returns TADPOLE_EINTERNAL instead; failures return a
+// negative errno-style code and leave their text in the calling thread's
+// error buffer, read with tadpole_errmsg (like errno: success does not clear
+// it).
+//
+// # Hot path
+//
+// Each OS thread that records has a struct tp_thread, reached through one
+// initial-exec __thread pointer (large TLS blocks break dlopen of a
+// STATIC_TLS library). It holds a 32 KiB malloc'd buffer of records in the
+// layout of agent/batch.go, a thread key from a process-wide counter (the
+// SubmitBatch thread id) and the thread's name. A recording call:
+//
+//  1. compares the thread's cached epoch with the global epoch (one relaxed
+//     load): equal means tracing, and this thread has announced itself since
+//     the last mode change;
+//  2. checks the handle against the highest one registered (one load);
+//  3. writes the 24-byte record at pos and publishes it with a release store
+//     of pos (a plain store on x86-64 and a store-release on arm64).
+//
+// There is no lock and no atomic read-modify-write on the hot path. The
+// timestamp is the event clock, CLOCK_MONOTONIC nanoseconds refreshed every
+// millisecond by a Go ticker while a run is on: Bytefrog times have a 1 ms
+// resolution, and reading the clock per event would cost more than the
+// rest of the call (34 ns on the reference VM).
+//
+// # Handing buffers over
+//
+// Records reach the agent by SubmitBatch, one Go crossing per buffer (the
+// batch is cut into pieces of at most a quarter of the agent's ring, so a
+// batch always fits in it). Each thread's buffer has a mutex that only the
+// hand-over paths take:
+//
+//   - the owner, when its buffer is full: it hands over [sent, pos) and
+//     rewinds to 0;
+//   - a flusher (the Go timer every 50 ms, tadpole_flush, tadpole_stop): it
+//     hands over [sent, pos) as published by the owner's release store and
+//     advances sent, without rewinding — the owner may be writing past pos.
+//
+// So a flusher never reads bytes the owner is writing, and the owner's fast
+// path never waits for a flusher. An idle thread's events reach HQ within
+// the flush period plus the agent's flush_interval.
+//
+// A thread that exits (pthread key destructor) does not call into Go: the
+// Go runtime's own key destructor may already have released the thread's M.
+// Its state moves to an orphan list that the next flush hands over; every
+// 16 orphans the destructor writes a byte to a non-blocking pipe whose Go
+// reader flushes at once, so a program whose threads come and go quickly
+// does not pile up buffers between timer flushes. Retired states, buffers
+// included, go to a pool of 64 that new threads take from before malloc.
+//
+// # Modes
+//
+// The agent's mode hook publishes the epoch: (counter << 8) | mode, the
+// counter growing with every change. The hook re-reads the agent's mode
+// under a mutex, so hooks running out of order still leave the latest mode
+// published; the flush timer publishes it again every period, in case
+// another host in the process replaced the hook (agent hooks have one
+// subscriber). A recording call that finds its
+// cached epoch stale takes the slow path: Tracing — check in (a new session
+// generation discards what an older run left in the buffer; every check-in
+// appends a thread-name record, since a suspended or new run may have lost
+// it) and record; Paused — block in agent.Gate until HQ unpauses; Suspended
+// — drop the event and return TADPOLE_OK (events buffered before the suspend
+// are handed over and dropped by the agent while it lasts); anything else
+// — TADPOLE_ENOTCONN.
+//
+// # Loggers
+//
+// tadpole_logger_register registers an agent.Logger, so C loggers are listed
+// by the LTTng session daemon and obey enable-event/disable-event. The
+// logger hook keeps a byte per handle in C: tadpole_logger_enabled is two
+// loads. tadpole_log is one Go crossing that first hands over the thread's
+// buffered records (so the record keeps its place among the thread's
+// events) and then calls Logger.Log, which applies the LTTng level and
+// filter rules and records the marker "log:<name>" = "<level> <message>".
+// Logging is not the per-event hot path; a crossing costs a few hundred
+// nanoseconds.
+//
+// # fork
+//
+// A pthread_atfork child handler marks the library dead in the child: the Go
+// runtime's threads do not exist there. Every call in the child returns
+// TADPOLE_ECHILD without calling Go and without touching the registry (its
+// lock may be held by a thread that is gone); the child's copies of the
+// buffers are never sent. The parent's trace is unaffected.
+//
+// # Lifecycle
+//
+// tadpole_start loads the configuration (defaults, TADPOLE_* variables, the
+// options string), starts the agent, opens a session generation and starts
+// the clock and flush timers. tadpole_stop stops publishing the tracing mode
+// (recording calls then return TADPOLE_ENOTCONN), hands every buffer over,
+// shuts the agent down and frees the orphans. Start after stop begins a new
+// run; handles stay valid.
+package capi

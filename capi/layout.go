@@ -1,0 +1,52 @@
+package capi
+
+/*
+#include "tp.h"
+*/
+import "C"
+
+import (
+	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// The C encoder's record layout and modes must be the agent's: each pair of
+// array lengths below fails to compile unless the two constants are equal.
+var (
+	_ [C.TP_HDR - agent.BatchHeaderSize]struct{}
+	_ [agent.BatchHeaderSize - C.TP_HDR]struct{}
+	_ [C.TP_HDR - (C.TP_OFF_TIME + 8)]struct{}
+	_ [C.TP_OFF_TIME + 8 - C.TP_HDR]struct{}
+	_ [C.TP_OFF_LEN1 - offLen1]struct{}
+	_ [offLen1 - C.TP_OFF_LEN1]struct{}
+	_ [C.TP_OFF_LEN2 - offLen2]struct{}
+	_ [offLen2 - C.TP_OFF_LEN2]struct{}
+	_ [C.TP_ALIGN - align]struct{}
+	_ [align - C.TP_ALIGN]struct{}
+
+	_ [C.TP_KIND_ENTRY - agent.BatchEntry]struct{}
+	_ [agent.BatchEntry - C.TP_KIND_ENTRY]struct{}
+	_ [C.TP_KIND_EXIT - agent.BatchExit]struct{}
+	_ [agent.BatchExit - C.TP_KIND_EXIT]struct{}
+	_ [C.TP_KIND_THROW - agent.BatchThrow]struct{}
+	_ [agent.BatchThrow - C.TP_KIND_THROW]struct{}
+	_ [C.TP_KIND_BUBBLE - agent.BatchBubble]struct{}
+	_ [agent.BatchBubble - C.TP_KIND_BUBBLE]struct{}
+	_ [C.TP_KIND_MARKER - agent.BatchMarker]struct{}
+	_ [agent.BatchMarker - C.TP_KIND_MARKER]struct{}
+	_ [C.TP_KIND_NAME - agent.BatchName]struct{}
+	_ [agent.BatchName - C.TP_KIND_NAME]struct{}
+	_ [C.TP_FLAG_THROWN - agent.BatchFlagThrown]struct{}
+	_ [agent.BatchFlagThrown - C.TP_FLAG_THROWN]struct{}
+
+	_ [C.TP_MODE_INITIALIZING - bytefrog.ModeInitializing]struct{}
+	_ [bytefrog.ModeInitializing - C.TP_MODE_INITIALIZING]struct{}
+	_ [C.TP_MODE_TRACING - bytefrog.ModeTracing]struct{}
+	_ [bytefrog.ModeTracing - C.TP_MODE_TRACING]struct{}
+	_ [C.TP_MODE_PAUSED - bytefrog.ModePaused]struct{}
+	_ [bytefrog.ModePaused - C.TP_MODE_PAUSED]struct{}
+	_ [C.TP_MODE_SUSPENDED - bytefrog.ModeSuspended]struct{}
+	_ [bytefrog.ModeSuspended - C.TP_MODE_SUSPENDED]struct{}
+	_ [C.TP_MODE_SHUTDOWN - bytefrog.ModeShutdown]struct{}
+	_ [bytefrog.ModeShutdown - C.TP_MODE_SHUTDOWN]struct{}
+)

@@ -1,0 +1,243 @@
+package capi
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include -fvisibility=hidden -Wall
+#include "tp.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// Timing of the C side.
+const (
+	// clockPeriod is how often the event clock is refreshed: the
+	// resolution of Bytefrog times.
+	clockPeriod = time.Millisecond
+	// flushPeriod is how often idle threads' buffers are handed over, so
+	// that their events reach HQ within about flushPeriod + flush_interval.
+	flushPeriod = 50 * time.Millisecond
+	// stopTimeout bounds tadpole_stop's wait for HQ.
+	stopTimeout = 10 * time.Second
+	// batchShare: a host batch takes at most 1/batchShare of the agent's
+	// ring, so that a batch always fits.
+	batchShare = 4
+)
+
+// library is the process's one C-API agent. Start and stop hold mu.
+type library struct {
+	mu       sync.Mutex
+	agent    *agent.Agent
+	quit     chan struct{}
+	timers   sync.WaitGroup
+	maxBatch atomic.Int32 // records per SubmitBatch call
+	wakeR    *os.File     // read end of the early-flush pipe
+	wakeW    int          // its write end, used by the C side
+}
+
+var lib library
+
+// hooks forwards the agent's mode to the C side while a C-API run is on.
+// Under mu the published mode is always re-read from the agent, so the last
+// store wins with the latest mode whatever order hooks run in.
+var hooks struct {
+	mu      sync.Mutex
+	running bool
+}
+
+func init() {
+	lib.maxBatch.Store(int32(agent.DefaultConfig().RingSize / batchShare))
+	agent.AddModeHook(modeChanged)
+	agent.AddLoggerHook(loggerChanged)
+}
+
+func modeChanged(bytefrog.Mode) {
+	hooks.mu.Lock()
+	defer hooks.mu.Unlock()
+	if hooks.running {
+		C.tp_set_mode(C.uint8_t(agent.CurrentMode()))
+	}
+}
+
+// publishMode starts (on) or ends forwarding modes to the C side.
+func publishMode(on bool) {
+	hooks.mu.Lock()
+	defer hooks.mu.Unlock()
+	hooks.running = on
+	m := C.uint8_t(C.TP_MODE_NONE)
+	if on {
+		m = C.uint8_t(agent.CurrentMode())
+	}
+	C.tp_set_mode(m)
+}
+
+// start is tadpole_start.
+func start(opts string) error {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	if lib.agent != nil {
+		select {
+		case <-lib.agent.Done():
+			// HQ ended the previous run: tidy it up first.
+			lib.end(context.Background())
+		default:
+			return ErrAlreadyStarted
+		}
+	}
+	cfg, err := agent.LoadConfig(opts)
+	if err != nil {
+		return err
+	}
+	setQuiet(cfg)
+	a, err := agent.Start(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	lib.agent = a
+	lib.maxBatch.Store(int32(max(cfg.RingSize/batchShare, 1)))
+	C.tp_begin()
+	publishMode(true)
+	lib.quit = make(chan struct{})
+	lib.timers.Add(2)
+	go lib.tickClock(a.Done(), lib.quit)
+	go lib.flushIdle(a.Done(), lib.quit)
+	lib.openWake()
+	return nil
+}
+
+// openWake opens the pipe on which the C side asks for an early flush when
+// exited threads' buffers pile up, and starts its reader. Without it (no
+// pipe) the timer alone flushes.
+func (l *library) openWake() {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		warnOnce("pipe", "no early flushes: %v", err)
+		return
+	}
+	l.wakeR = os.NewFile(uintptr(p[0]), "tadpole-wake")
+	l.wakeW = p[1]
+	C.tp_set_wake_fd(C.int(l.wakeW))
+	l.timers.Add(1)
+	go l.flushOnWake(l.wakeR)
+}
+
+// closeWake closes the pipe; its reader then ends.
+func (l *library) closeWake() {
+	if l.wakeR == nil {
+		return
+	}
+	C.tp_set_wake_fd(-1)
+	unix.Close(l.wakeW)
+	l.wakeR.Close()
+	l.wakeR = nil
+}
+
+// flushOnWake flushes each time the C side writes to the pipe.
+func (l *library) flushOnWake(r *os.File) {
+	defer l.timers.Done()
+	var buf [64]byte
+	for {
+		if _, err := r.Read(buf[:]); err != nil {
+			return
+		}
+		C.tp_flush_all(1)
+	}
+}
+
+// stop is tadpole_stop.
+func stop() error {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	if lib.agent == nil {
+		return ErrNotStarted
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	return lib.end(ctx)
+}
+
+// end stops recording, hands every buffer over, and shuts the agent down.
+// lib.mu is held.
+func (l *library) end(ctx context.Context) error {
+	publishMode(false)
+	close(l.quit)
+	l.closeWake()
+	l.timers.Wait()
+	if agent.CurrentMode() != bytefrog.ModePaused {
+		C.tp_flush_all(0)
+	}
+	err := l.agent.Shutdown(ctx)
+	C.tp_end()
+	l.agent = nil
+	return err
+}
+
+// tickClock refreshes the C event clock until the run ends.
+func (l *library) tickClock(done <-chan struct{}, quit chan struct{}) {
+	defer l.timers.Done()
+	t := time.NewTicker(clockPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			C.tp_clock_tick()
+		case <-done:
+			return
+		case <-quit:
+			return
+		}
+	}
+}
+
+// flushIdle hands buffered events over every flushPeriod, so that a thread
+// that records rarely is not late. It also publishes the mode again: should
+// another host in the process replace the agent's mode hook, the C side
+// still follows the agent within a period.
+func (l *library) flushIdle(done <-chan struct{}, quit chan struct{}) {
+	defer l.timers.Done()
+	t := time.NewTicker(flushPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			modeChanged(0)
+			C.tp_flush_all(1)
+		case <-done:
+			return
+		case <-quit:
+			return
+		}
+	}
+}
+
+// Warnings with no caller to return them to (a background flush) go to
+// stderr once each, unless the options silenced the agent's log.
+var (
+	quiet  atomic.Bool
+	warned sync.Map
+)
+
+func setQuiet(cfg agent.Config) {
+	quiet.Store(cfg.Log == "none" || cfg.LogLevel > agent.LevelWarn)
+}
+
+func warnOnce(key, format string, args ...any) {
+	if quiet.Load() {
+		return
+	}
+	if _, dup := warned.LoadOrStore(key, struct{}{}); dup {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "tadpole: [WARN] "+format+"\n", args...)
+}
