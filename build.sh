@@ -28,7 +28,7 @@ USAGE
 }
 
 # peer: command → Debian package
-PEER_CMDS="lttng:lttng-tools lttng-sessiond:lttng-tools lttng-relayd:lttng-tools babeltrace2:babeltrace2 lttng-gen-tp:liblttng-ust-dev java:openjdk-17-jdk-headless javac:openjdk-17-jdk-headless gcc:gcc make:make"
+PEER_CMDS="lttng:lttng-tools lttng-sessiond:lttng-tools lttng-relayd:lttng-tools babeltrace2:babeltrace2 lttng-gen-tp:liblttng-ust-dev java:openjdk-17-jdk-headless javac:openjdk-17-jdk-headless gcc:gcc g++:g++ make:make nm:binutils pkg-config:pkg-config"
 PEER_FILES="/usr/share/java/lttng-ust-agent-jul.jar:liblttng-ust-agent-java"
 
 missing_peers() {
