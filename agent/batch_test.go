@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -34,7 +35,7 @@ func TestScanBatchRejects(t *testing.T) {
 // order per thread, numbered without a gap, with names and mappings.
 func TestHostBatches(t *testing.T) {
 	h := startHQ(t, func(c *hq.Config) { c.Agent.NumDataSenders = 4 })
-	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
 	const threads, batches, pairs = 6, 50, 40
 	m := NewMethod("host/C.work;1;()V")
 	e := NewExceptionType("host.Boom")
@@ -70,33 +71,35 @@ func TestHostBatches(t *testing.T) {
 	}
 	wg.Wait()
 	rep := finish(t, a, run)
-	c := h.collector(0)
-	checkClean(t, rep, c, threads*batches*(2*pairs+2))
+	c := h.Collector(0)
+	testhq.CheckClean(t, rep, c, threads*batches*(2*pairs+2))
 	if got := rep.Events[bytefrog.MsgExceptionBubble]; got != threads*batches {
 		t.Errorf("%d bubbles; want %d", got, threads*batches)
 	}
 	depth := map[uint16]int{}
-	for i, tid := range c.tids {
-		switch c.types[i] {
+	for _, e := range c.Events() {
+		tid := e.Thread
+		switch e.Type {
 		case bytefrog.MsgMethodEntry:
 			depth[tid]++
 		case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
 			depth[tid]--
 		}
 		if depth[tid] < 0 || depth[tid] > 1 {
-			t.Fatalf("thread %d: depth %d at seq %d: events out of order", tid, depth[tid], c.seqs[i])
+			t.Fatalf("thread %d: depth %d at seq %d: events out of order", tid, depth[tid], e.Seq)
 		}
 	}
 	hosts := 0
-	for _, n := range c.names {
+	names := c.Names()
+	for _, n := range names {
 		if len(n) > 5 && n[:5] == "host-" {
 			hosts++
 		}
 	}
 	if hosts != threads {
-		t.Errorf("%d host threads named; want %d: %v", hosts, threads, c.names)
+		t.Errorf("%d host threads named; want %d: %v", hosts, threads, names)
 	}
-	if c.marks[0] != "batch=a\x00b" {
-		t.Errorf("marker %q; want modified UTF-8 decoded", c.marks[0])
+	if m := marks(c); m[0] != "batch=a\x00b" {
+		t.Errorf("marker %q; want modified UTF-8 decoded", m[0])
 	}
 }

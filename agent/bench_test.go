@@ -146,7 +146,7 @@ func BenchmarkSubmitBatch(b *testing.B) {
 // order.
 func BenchmarkEndToEnd(b *testing.B) {
 	h := startHQ(b, func(c *hq.Config) { c.Agent.NumDataSenders = 2 })
-	a, run := startAgent(b, h, testConfig(h.srv.Addr()))
+	a, run := startAgent(b, h, testConfig(h.Srv.Addr()))
 	m := NewMethod("t/T.e2e;1;()V")
 	b.ReportAllocs()
 	b.ResetTimer()

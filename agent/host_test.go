@@ -56,7 +56,7 @@ func TestNothingOnStdout(t *testing.T) {
 	defer func() { os.Stdout = saved }()
 
 	h := startHQ(t, nil)
-	cfg := testConfig(h.srv.Addr())
+	cfg := testConfig(h.Srv.Addr())
 	cfg.Log = "stderr"
 	cfg.LogLevel = LevelDebug
 	a, run := startAgent(t, h, cfg)

@@ -9,96 +9,21 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
-// collector is an HQ processor that keeps what the tests check: every
-// sequenced message in release order and the data breaks.
-type collector struct {
-	mu     sync.Mutex
-	seqs   []int32
-	types  []bytefrog.MsgType
-	tids   []uint16
-	meths  []int32
-	breaks []int32
-	marks  []string
-	names  map[uint16]string
-	done   chan struct{}
-}
+func startHQ(t testing.TB, tweak func(*hq.Config)) *testhq.HQ { return testhq.Start(t, tweak) }
 
-func newCollector() *collector {
-	return &collector{names: make(map[uint16]string), done: make(chan struct{})}
-}
-
-func (c *collector) Message(m *bytefrog.Msg) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case m.Type == bytefrog.MsgMapThreadName:
-		c.names[m.ThreadID] = bytefrog.String(m.Text)
-	case m.Type.Sequenced():
-		c.seqs = append(c.seqs, m.Seq)
-		c.types = append(c.types, m.Type)
-		c.tids = append(c.tids, m.ThreadID)
-		c.meths = append(c.meths, m.MethodID)
-		if m.Type == bytefrog.MsgMarker {
-			c.marks = append(c.marks, bytefrog.String(m.Text)+"="+bytefrog.String(m.Value))
+// marks returns the markers HQ released, as "key=value", in order.
+func marks(c *testhq.Collector) []string {
+	var out []string
+	for _, e := range c.Events() {
+		if e.Type == bytefrog.MsgMarker {
+			out = append(out, e.Key+"="+e.Value)
 		}
 	}
-}
-
-func (c *collector) DataBreak(seq int32) {
-	c.mu.Lock()
-	c.breaks = append(c.breaks, seq)
-	c.mu.Unlock()
-}
-
-func (c *collector) Finish(*hq.Report) { close(c.done) }
-
-// testHQ is a reference HQ on loopback whose runs feed collectors.
-type testHQ struct {
-	srv  *hq.Server
-	mu   sync.Mutex
-	cols []*collector
-}
-
-func startHQ(t testing.TB, tweak func(*hq.Config)) *testHQ {
-	t.Helper()
-	h := &testHQ{}
-	cfg := hq.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Agent.HeartbeatInterval = 100
-	cfg.Agent.BufferMemoryBudget = 1 << 20
-	cfg.NewProcessor = func(*hq.Run) hq.Processor {
-		c := newCollector()
-		h.mu.Lock()
-		h.cols = append(h.cols, c)
-		h.mu.Unlock()
-		return c
-	}
-	if tweak != nil {
-		tweak(cfg)
-	}
-	srv, err := hq.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h.srv = srv
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return h
-}
-
-func (h *testHQ) collector(i int) *collector {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.cols[i]
+	return out
 }
 
 func testConfig(addr string) Config {
@@ -119,7 +44,7 @@ func ctxT(t testing.TB) context.Context {
 }
 
 // startAgent starts an agent against h and returns it with its HQ run.
-func startAgent(t testing.TB, h *testHQ, cfg Config) (*Agent, *hq.Run) {
+func startAgent(t testing.TB, h *testhq.HQ, cfg Config) (*Agent, *hq.Run) {
 	t.Helper()
 	type res struct {
 		a   *Agent
@@ -130,7 +55,7 @@ func startAgent(t testing.TB, h *testHQ, cfg Config) (*Agent, *hq.Run) {
 		a, err := Start(ctxT(t), cfg)
 		ch <- res{a, err}
 	}()
-	run, err := h.srv.NextRun(ctxT(t))
+	run, err := h.Srv.NextRun(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,30 +84,6 @@ func finish(t testing.TB, a *Agent, run *hq.Run) *hq.Report {
 	return rep
 }
 
-// checkClean fails unless the run completed with no gap, duplicate or
-// unmapped id, and its sequence numbers ascend from 0 without a hole.
-func checkClean(t testing.TB, rep *hq.Report, c *collector, want int) {
-	t.Helper()
-	if !rep.OK {
-		t.Fatalf("run failed: %s", rep.Reason)
-	}
-	if rep.GapCount != 0 || rep.DuplicateCount != 0 || len(rep.Unmapped) != 0 || rep.OutOfOrder != 0 || len(rep.LateBreaks) != 0 {
-		t.Fatalf("run problems: gaps %v, duplicates %v, unmapped %v, out of order %d, late breaks %v",
-			rep.Gaps, rep.Duplicates, rep.Unmapped, rep.OutOfOrder, rep.LateBreaks)
-	}
-	<-c.done
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, s := range c.seqs {
-		if s != int32(i) {
-			t.Fatalf("event %d has seq %d", i, s)
-		}
-	}
-	if want >= 0 && len(c.seqs) != want {
-		t.Fatalf("got %d sequenced events; want %d", len(c.seqs), want)
-	}
-}
-
 func TestHQAbsent(t *testing.T) {
 	cfg := testConfig("127.0.0.1:1")
 	cfg.ConnectTimeout = 300 * time.Millisecond
@@ -205,17 +106,17 @@ func TestHQAbsent(t *testing.T) {
 
 func TestTraceAndShutdown(t *testing.T) {
 	h := startHQ(t, nil)
-	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
 	m := NewMethod("t/T.trace;1;()V")
 	for i := 0; i < 1000; i++ {
 		m.Enter().Exit()
 	}
 	Mark("k", "v")
 	rep := finish(t, a, run)
-	c := h.collector(0)
-	checkClean(t, rep, c, 2001)
-	if c.marks[0] != "k=v" {
-		t.Errorf("marker = %q; want k=v", c.marks[0])
+	c := h.Collector(0)
+	testhq.CheckClean(t, rep, c, 2001)
+	if m := marks(c); m[0] != "k=v" {
+		t.Errorf("marker = %q; want k=v", m[0])
 	}
 	if got := rep.Events[bytefrog.MsgMethodEntry]; got != 1000 {
 		t.Errorf("HQ counted %d entries; want 1000", got)
@@ -224,7 +125,7 @@ func TestTraceAndShutdown(t *testing.T) {
 
 func TestManyGoroutinesManyConnections(t *testing.T) {
 	h := startHQ(t, func(c *hq.Config) { c.Agent.NumDataSenders = 8 })
-	cfg := testConfig(h.srv.Addr())
+	cfg := testConfig(h.Srv.Addr())
 	cfg.RingSize = 1024 // force the ring to wrap and producers to wait
 	a, run := startAgent(t, h, cfg)
 	const goroutines, calls = 16, 5000
@@ -242,30 +143,31 @@ func TestManyGoroutinesManyConnections(t *testing.T) {
 	}
 	wg.Wait()
 	rep := finish(t, a, run)
-	c := h.collector(0)
-	checkClean(t, rep, c, goroutines*calls*2)
-	// Per thread, entries and exits alternate and name the same method.
+	c := h.Collector(0)
+	testhq.CheckClean(t, rep, c, goroutines*calls*2)
+	// Per thread, entries and exits alternate.
 	last := map[uint16]bytefrog.MsgType{}
-	for i, tid := range c.tids {
-		if c.types[i] == last[tid] {
-			t.Fatalf("thread %d: two %v in a row at seq %d", tid, c.types[i], c.seqs[i])
+	for _, e := range c.Events() {
+		if e.Type == last[e.Thread] {
+			t.Fatalf("thread %d: two %v in a row at seq %d", e.Thread, e.Type, e.Seq)
 		}
-		last[tid] = c.types[i]
+		last[e.Thread] = e.Type
 	}
 	named := 0
-	for _, n := range c.names {
+	names := c.Names()
+	for _, n := range names {
 		if len(n) == 2 && n[0] == 'g' {
 			named++
 		}
 	}
 	if named != goroutines {
-		t.Errorf("%d goroutines named in the trace; want %d (%v)", named, goroutines, c.names)
+		t.Errorf("%d goroutines named in the trace; want %d (%v)", named, goroutines, names)
 	}
 }
 
 func TestPauseBlocksAndLosesNothing(t *testing.T) {
 	h := startHQ(t, nil)
-	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
 	m := NewMethod("t/T.pause;1;()V")
 	m.Enter().Exit()
 	if err := run.Pause(); err != nil {
@@ -293,12 +195,12 @@ func TestPauseBlocksAndLosesNothing(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("instrumented call still blocked after unpause")
 	}
-	checkClean(t, finish(t, a, run), h.collector(0), 4)
+	testhq.CheckClean(t, finish(t, a, run), h.Collector(0), 4)
 }
 
 func TestSuspendDropsWithDataBreak(t *testing.T) {
 	h := startHQ(t, nil)
-	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
 	m := NewMethod("t/T.suspend;1;()V")
 	for i := 0; i < 10; i++ {
 		m.Enter().Exit()
@@ -318,16 +220,16 @@ func TestSuspendDropsWithDataBreak(t *testing.T) {
 		m.Enter().Exit()
 	}
 	rep := finish(t, a, run)
-	c := h.collector(0)
-	checkClean(t, rep, c, 40)
-	if len(c.breaks) != 1 || c.breaks[0] != 20 {
-		t.Errorf("data breaks %v; want [20]", c.breaks)
+	c := h.Collector(0)
+	testhq.CheckClean(t, rep, c, 40)
+	if b := c.Breaks(); len(b) != 1 || b[0] != 20 {
+		t.Errorf("data breaks %v; want [20]", b)
 	}
 }
 
 func TestStartSuspended(t *testing.T) {
 	h := startHQ(t, func(c *hq.Config) { c.StartSuspended = true })
-	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
 	if a.Mode() != bytefrog.ModeSuspended {
 		t.Fatalf("mode %v after a suspended start", a.Mode())
 	}
@@ -336,12 +238,12 @@ func TestStartSuspended(t *testing.T) {
 	run.Unsuspend()
 	waitMode(t, a, bytefrog.ModeTracing)
 	m.Enter().Exit()
-	checkClean(t, finish(t, a, run), h.collector(0), 2)
+	testhq.CheckClean(t, finish(t, a, run), h.Collector(0), 2)
 }
 
 func TestStopFromHQ(t *testing.T) {
 	h := startHQ(t, nil)
-	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
 	m := NewMethod("t/T.stop;1;()V")
 	m.Enter().Exit()
 	if err := run.Stop(); err != nil {
@@ -360,7 +262,7 @@ func TestStopFromHQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkClean(t, rep, h.collector(0), 2)
+	testhq.CheckClean(t, rep, h.Collector(0), 2)
 }
 
 func TestHQKilledMidTrace(t *testing.T) {
@@ -369,7 +271,7 @@ func TestHQKilledMidTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig(h.srv.Addr())
+	cfg := testConfig(h.Srv.Addr())
 	cfg.Log = logf.Name()
 	a, _ := startAgent(t, h, cfg)
 	m := NewMethod("t/T.killed;1;()V")
@@ -391,7 +293,7 @@ func TestHQKilledMidTrace(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	h.srv.Shutdown(ctx) // closes every connection
+	h.Srv.Shutdown(ctx) // closes every connection
 	cancel()
 	select {
 	case <-a.Done():

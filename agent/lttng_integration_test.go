@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 )
 
@@ -67,7 +68,7 @@ func (r integRec) String() string { return r.logger + "/" + r.level }
 type integApp struct {
 	pid   int
 	run   *hq.Run
-	col   *collector
+	col   *testhq.Collector
 	stdin io.WriteCloser
 	cmd   *exec.Cmd
 	exit  chan error
@@ -122,7 +123,7 @@ func raceBuild() bool {
 // pairs added to a copy of the test's environment without its TADPOLE_ and
 // LTTNG_ variables) and waits for its HQ run. The program is stopped at
 // cleanup; its agent log is shown when the test failed.
-func startIntegApp(t *testing.T, h *testHQ, bin string, env ...string) *integApp {
+func startIntegApp(t *testing.T, h *testhq.HQ, bin string, env ...string) *integApp {
 	t.Helper()
 	var base []string
 	for _, kv := range os.Environ() {
@@ -133,7 +134,7 @@ func startIntegApp(t *testing.T, h *testHQ, bin string, env ...string) *integApp
 	logPath := filepath.Join(t.TempDir(), "agent.log")
 	cmd := exec.Command(bin)
 	cmd.Env = append(base,
-		"TADPOLE_HQ="+h.srv.Addr(),
+		"TADPOLE_HQ="+h.Srv.Addr(),
 		"TADPOLE_LTTNG_RETRY=200ms",
 		"TADPOLE_FLUSH_INTERVAL=5ms",
 		"TADPOLE_LOG_LEVEL=debug",
@@ -160,14 +161,13 @@ func startIntegApp(t *testing.T, h *testHQ, bin string, env ...string) *integApp
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), integWait)
 	defer cancel()
-	run, err := h.srv.NextRun(ctx)
+	run, err := h.Srv.NextRun(ctx)
 	if err != nil {
 		t.Fatalf("no HQ run from lttngapp: %v", err)
 	}
 	a.run = run
-	h.mu.Lock()
-	a.col = h.cols[len(h.cols)-1]
-	h.mu.Unlock()
+	cols := h.Collectors()
+	a.col = cols[len(cols)-1]
 	return a
 }
 
@@ -201,14 +201,12 @@ func (a *integApp) finish(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run.Wait: %v", err)
 	}
-	checkClean(t, rep, a.col, -1)
+	testhq.CheckClean(t, rep, a.col, -1)
 }
 
 // update parses the markers HQ released since the last call.
 func (a *integApp) update() {
-	a.col.mu.Lock()
-	marks := a.col.marks[a.parsed:len(a.col.marks):len(a.col.marks)]
-	a.col.mu.Unlock()
+	marks := marks(a.col)[a.parsed:]
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.parsed += len(marks)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
@@ -138,20 +139,20 @@ func TestSlogLevelsMapToDomain(t *testing.T) {
 func TestSlogHandlerRecordsMarkers(t *testing.T) {
 	resetLogControl(t)
 	h := startHQ(t, nil)
-	a, run := startAgent(t, h, testConfig(h.srv.Addr()))
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
 	log := slog.New(NewSlogHandler("lt.slog", nil)).With("svc", "shop")
 	log.Info("hello", "n", 1, slog.Group("req", "id", "a b"))
 	log.Debug("dropped by level")
 	log.WithGroup("db").Warn("slow")
-	checkClean(t, finish(t, a, run), h.collector(0), 2)
-	c := h.collector(0)
+	testhq.CheckClean(t, finish(t, a, run), h.Collector(0), 2)
+	got := marks(h.Collector(0))
 	want := []string{
 		`log:lt.slog=INFO hello svc=shop n=1 req.id="a b"`,
 		`log:lt.slog.db=WARN slow svc=shop`,
 	}
 	for i, w := range want {
-		if c.marks[i] != w {
-			t.Errorf("marker %d = %q; want %q", i, c.marks[i], w)
+		if got[i] != w {
+			t.Errorf("marker %d = %q; want %q", i, got[i], w)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 )
 
 // TestThreadChurn runs testdata/churn.c: many short-lived threads, each
@@ -45,9 +47,9 @@ func TestThreadChurn(t *testing.T) {
 	if quarter == 0 || end-quarter > maxGrowthKiB {
 		t.Errorf("resident memory grew from %d KiB to %d KiB; want at most %d KiB more", quarter, end, maxGrowthKiB)
 	}
-	reps, cols := h.waitRuns(t, 1)
-	checkClean(t, reps[0], cols[0], threads*2*calls+2+1)
-	names := byThread(cols[0])
+	reps, cols := h.WaitRuns(t, 1)
+	testhq.CheckClean(t, reps[0], cols[0], threads*2*calls+2+1)
+	names := cols[0].ByThread()
 	if got := len(names["main"]); got != 2 {
 		t.Errorf("main: got %d events; want 2", got)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -37,13 +38,13 @@ func TestExampleC(t *testing.T) {
 			if res.Err != nil {
 				t.Fatalf("example: %v\n%s", res.Err, res.Stderr)
 			}
-			reps, cols := h.waitRuns(t, 1)
-			checkClean(t, reps[0], cols[0], -1)
+			reps, cols := h.WaitRuns(t, 1)
+			testhq.CheckClean(t, reps[0], cols[0], -1)
 			const orders, workers = 20000, 4
 			entries := map[string]int{}
-			for _, e := range cols[0].snapshot() {
-				if e.typ == bytefrog.MsgMethodEntry {
-					entries[cols[0].methods[e.method]]++
+			for _, e := range cols[0].Events() {
+				if e.Type == bytefrog.MsgMethodEntry {
+					entries[cols[0].Methods()[e.Method]]++
 				}
 			}
 			for _, sig := range []string{"shop/Orders.process;1;(I)V", "shop/Inventory.reserve;1;(I)V"} {
@@ -51,20 +52,20 @@ func TestExampleC(t *testing.T) {
 					t.Errorf("%s: got %d entries; want %d", sig, entries[sig], orders)
 				}
 			}
-			threads := byThread(cols[0])
+			threads := cols[0].ByThread()
 			for i := 1; i <= workers; i++ {
 				if len(threads[fmt.Sprintf("worker-%d", i)]) == 0 {
 					t.Errorf("no events of worker-%d; threads %q", i, keys(threads))
 				}
 			}
-			shop := cols[0].markers("shop")
+			shop := cols[0].Markers("shop")
 			if len(shop) != 2 || shop[0] != "open" || !strings.HasPrefix(shop[1], "20000 orders") {
 				t.Errorf("got shop markers %q; want open, then the summary", shop)
 			}
-			if n := len(cols[0].markers("log:shop.orders")); n != orders/97+1 {
+			if n := len(cols[0].Markers("log:shop.orders")); n != orders/97+1 {
 				t.Errorf("got %d shop.orders records; want %d", n, orders/97+1)
 			}
-			if n := len(cols[0].markers("log:shop.payments")); n == 0 {
+			if n := len(cols[0].Markers("log:shop.payments")); n == 0 {
 				t.Errorf("no shop.payments records")
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 )
 
 // flushDeadline bounds how long an idle thread's events may take to reach
@@ -22,8 +24,8 @@ func waitThreadEvents(t *testing.T, h *testHQ, name string, n int) time.Duration
 	t.Helper()
 	start := time.Now()
 	for {
-		if h.runs() > 0 {
-			if got := len(byThread(h.collector(0))[name]); got == n {
+		if len(h.Collectors()) > 0 {
+			if got := len(h.Collector(0).ByThread()[name]); got == n {
 				return time.Since(start)
 			} else if got > n {
 				t.Fatalf("%s: got %d events; want %d", name, got, n)
@@ -74,9 +76,9 @@ func TestThreadExit(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit: %v\n%s", err, stderr.String())
 	}
-	reps, cols := h.waitRuns(t, 1)
-	checkClean(t, reps[0], cols[0], 3*2*calls)
-	threads := byThread(cols[0])
+	reps, cols := h.WaitRuns(t, 1)
+	testhq.CheckClean(t, reps[0], cols[0], 3*2*calls)
+	threads := cols[0].ByThread()
 	for _, name := range []string{"exiter", "idler", "last"} {
 		if got := len(threads[name]); got != 2*calls {
 			t.Errorf("%s: got %d events; want %d", name, got, 2*calls)

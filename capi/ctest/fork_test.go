@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -23,9 +24,9 @@ func TestFork(t *testing.T) {
 	if res.Err != nil {
 		t.Fatalf("fork: %v\n%s", res.Err, res.Stderr)
 	}
-	reps, cols := h.waitRuns(t, 1)
-	checkClean(t, reps[0], cols[0], 2*2*calls+2*calls+2)
-	threads := byThread(cols[0])
+	reps, cols := h.WaitRuns(t, 1)
+	testhq.CheckClean(t, reps[0], cols[0], 2*2*calls+2*calls+2)
+	threads := cols[0].ByThread()
 	if got := keys(threads); !slices.Equal(got, []string{"fork-main", "fork-worker"}) {
 		t.Fatalf("got threads %q; want [fork-main fork-worker]", got)
 	}
@@ -39,15 +40,15 @@ func TestFork(t *testing.T) {
 			if i%2 == 1 {
 				want = bytefrog.MsgMethodExit
 			}
-			if e.typ != want {
-				t.Fatalf("%s: event %d is %v; want %v", name, i, e.typ, want)
+			if e.Type != want {
+				t.Fatalf("%s: event %d is %v; want %v", name, i, e.Type, want)
 			}
 		}
 	}
 	var marks []string
-	for _, e := range cols[0].snapshot() {
-		if e.typ == bytefrog.MsgMarker {
-			marks = append(marks, e.key+"="+e.value)
+	for _, e := range cols[0].Events() {
+		if e.Type == bytefrog.MsgMarker {
+			marks = append(marks, e.Key+"="+e.Value)
 		}
 	}
 	if want := []string{"forked=parent", "child=exited"}; !slices.Equal(marks, want) {

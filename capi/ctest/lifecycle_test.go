@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -21,14 +22,14 @@ func TestLifecycle(t *testing.T) {
 	if res.Err != nil {
 		t.Fatalf("lifecycle: %v\n%s", res.Err, res.Stderr)
 	}
-	reps, cols := h.waitRuns(t, 2)
+	reps, cols := h.WaitRuns(t, 2)
 	for i, run := range []string{"one", "two"} {
-		checkClean(t, reps[i], cols[i], 4)
+		testhq.CheckClean(t, reps[i], cols[i], 4)
 		var got []string
-		for _, e := range cols[i].snapshot() {
-			s := e.typ.String()
-			if e.typ == bytefrog.MsgMarker {
-				s += " " + e.key + "=" + e.value
+		for _, e := range cols[i].Events() {
+			s := e.Type.String()
+			if e.Type == bytefrog.MsgMarker {
+				s += " " + e.Key + "=" + e.Value
 			}
 			got = append(got, s)
 		}
@@ -41,7 +42,7 @@ func TestLifecycle(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("run %s: got events %q; want %q", run, got, want)
 		}
-		names := byThread(cols[i])
+		names := cols[i].ByThread()
 		if _, ok := names["life-main"]; !ok || len(names) != 1 {
 			t.Errorf("run %s: got threads %q; want [life-main]", run, keys(names))
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -29,28 +30,28 @@ type logRec struct {
 }
 
 // logState parses the markers HQ released: the last tick and the records.
-func logState(t *testing.T, c *collector) (int, []logRec) {
+func logState(t *testing.T, c *testhq.Collector) (int, []logRec) {
 	t.Helper()
 	last := -1
 	var recs []logRec
-	for _, e := range c.snapshot() {
-		if e.typ != bytefrog.MsgMarker {
+	for _, e := range c.Events() {
+		if e.Type != bytefrog.MsgMarker {
 			continue
 		}
-		if e.key == "tick" {
-			n, err := strconv.Atoi(e.value)
+		if e.Key == "tick" {
+			n, err := strconv.Atoi(e.Value)
 			if err != nil || n != last+1 {
-				t.Fatalf("tick %q after %d", e.value, last)
+				t.Fatalf("tick %q after %d", e.Value, last)
 			}
 			last = n
 			continue
 		}
-		logger, ok := strings.CutPrefix(e.key, "log:")
-		level, msg, _ := strings.Cut(e.value, " ")
+		logger, ok := strings.CutPrefix(e.Key, "log:")
+		level, msg, _ := strings.Cut(e.Value, " ")
 		tickText, ok2 := strings.CutPrefix(msg, "tick ")
 		n, err := strconv.Atoi(tickText)
 		if !ok || !ok2 || err != nil || n != last {
-			t.Fatalf("unexpected marker %s=%s after tick %d", e.key, e.value, last)
+			t.Fatalf("unexpected marker %s=%s after tick %d", e.Key, e.Value, last)
 		}
 		recs = append(recs, logRec{logger, level, n})
 	}
@@ -83,7 +84,7 @@ func TestLoggersLTTng(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = Env("TADPOLE_HQ="+h.srv.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms", "TADPOLE_LOGS=lttng",
+	cmd.Env = Env("TADPOLE_HQ="+h.Srv.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms", "TADPOLE_LOGS=lttng",
 		"TADPOLE_LTTNG_RETRY=200ms", "LTTNG_HOME="+sd.Home)
 	stdin, _ := cmd.StdinPipe()
 	var stderr strings.Builder
@@ -101,11 +102,11 @@ func TestLoggersLTTng(t *testing.T) {
 			t.Logf("loggers stderr:\n%s", stderr.String())
 		}
 	}()
-	run, err := h.srv.NextRun(ctx)
+	run, err := h.Srv.NextRun(ctx)
 	if err != nil {
 		t.Fatalf("no HQ run: %v", err)
 	}
-	col := h.collector(0)
+	col := h.Collector(0)
 
 	waitFor(t, "lttng list -j showing capp.alpha and capp.beta", func() bool {
 		out, err := sd.Lttng("list", "-j")
@@ -162,5 +163,5 @@ func TestLoggersLTTng(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkClean(t, rep, col, -1)
+	testhq.CheckClean(t, rep, col, -1)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -57,7 +58,7 @@ func TestPauseSuspend(t *testing.T) {
 			t.Logf("modes stderr:\n%s", stderr.String())
 		}
 	}()
-	run, err := h.srv.NextRun(ctx)
+	run, err := h.Srv.NextRun(ctx)
 	if err != nil {
 		stdin.Close()
 		cmd.Wait()
@@ -85,10 +86,10 @@ func TestPauseSuspend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := []*collector{h.collector(0)}
-	<-cols[0].done
-	checkClean(t, rep, cols[0], -1)
-	if got := len(cols[0].breaks); got != 1 {
+	cols := []*testhq.Collector{h.Collector(0)}
+	<-cols[0].Done()
+	testhq.CheckClean(t, rep, cols[0], -1)
+	if got := len(cols[0].Breaks()); got != 1 {
 		t.Errorf("got %d data breaks; want 1", got)
 	}
 	for i := range threads {
@@ -107,7 +108,7 @@ func TestPauseSuspend(t *testing.T) {
 			t.Errorf("thread %d: no call found tracing off during the suspend", i)
 		}
 	}
-	threadsSeen := byThread(cols[0])
+	threadsSeen := cols[0].ByThread()
 	for i := range threads {
 		name := fmt.Sprintf("mode-%d", i)
 		if len(threadsSeen[name]) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -27,31 +28,31 @@ func parseMethods(t testing.TB, stdout string) map[int]int32 {
 // checkCalls checks one thread's events: calls of m, each an entry then an
 // exit at line k%100, or (every 1000th) an entry, an exception at line 42
 // and a bubble.
-func checkCalls(t testing.TB, name string, evs []event, m int32, calls int) {
+func checkCalls(t testing.TB, name string, evs []testhq.Event, m int32, calls int) {
 	t.Helper()
 	i := 0
-	next := func(k int, typ bytefrog.MsgType) event {
+	next := func(k int, typ bytefrog.MsgType) testhq.Event {
 		if i >= len(evs) {
 			t.Fatalf("%s: call %d: trace ends; want %v", name, k, typ)
 		}
 		e := evs[i]
 		i++
-		if e.typ != typ || e.method != m {
-			t.Fatalf("%s: call %d: got %v of method %d; want %v of method %d", name, k, e.typ, e.method, typ, m)
+		if e.Type != typ || e.Method != m {
+			t.Fatalf("%s: call %d: got %v of method %d; want %v of method %d", name, k, e.Type, e.Method, typ, m)
 		}
 		return e
 	}
 	for k := 0; k < calls; k++ {
 		next(k, bytefrog.MsgMethodEntry)
 		if k%1000 == 999 {
-			if e := next(k, bytefrog.MsgException); e.line != 42 || e.exc <= 0 {
-				t.Fatalf("%s: call %d: exception at line %d, type %d; want line 42", name, k, e.line, e.exc)
+			if e := next(k, bytefrog.MsgException); e.Line != 42 || e.Exception <= 0 {
+				t.Fatalf("%s: call %d: exception at line %d, type %d; want line 42", name, k, e.Line, e.Exception)
 			}
 			next(k, bytefrog.MsgExceptionBubble)
 			continue
 		}
-		if e := next(k, bytefrog.MsgMethodExit); int(e.line) != k%100 {
-			t.Fatalf("%s: call %d: exit at line %d; want %d", name, k, e.line, k%100)
+		if e := next(k, bytefrog.MsgMethodExit); int(e.Line) != k%100 {
+			t.Fatalf("%s: call %d: exit at line %d; want %d", name, k, e.Line, k%100)
 		}
 	}
 	if i != len(evs) {
@@ -72,10 +73,10 @@ func TestThreads(t *testing.T) {
 		t.Fatalf("threads: %v\n%s", res.Err, res.Stderr)
 	}
 	methods := parseMethods(t, res.Stdout)
-	reps, cols := h.waitRuns(t, 1)
+	reps, cols := h.WaitRuns(t, 1)
 	perThread := 2*calls + calls/1000
-	checkClean(t, reps[0], cols[0], threads*(perThread+1))
-	groups := byThread(cols[0])
+	testhq.CheckClean(t, reps[0], cols[0], threads*(perThread+1))
+	groups := cols[0].ByThread()
 	for i := range threads {
 		name := fmt.Sprintf("worker-%d", i)
 		evs, ok := groups[name]
@@ -83,11 +84,11 @@ func TestThreads(t *testing.T) {
 			t.Fatalf("no events under the thread name %q; names: %v", name, keys(groups))
 		}
 		checkCalls(t, name, evs, methods[i], calls)
-		if sig := cols[0].methods[methods[i]]; sig != fmt.Sprintf("ctest/Worker%d.run;1;()V", i) {
+		if sig := cols[0].Methods()[methods[i]]; sig != fmt.Sprintf("ctest/Worker%d.run;1;()V", i) {
 			t.Errorf("method %d mapped to %q", methods[i], sig)
 		}
 	}
-	done := cols[0].markers("done")
+	done := cols[0].Markers("done")
 	slices.Sort(done)
 	var want []string
 	for i := range threads {
