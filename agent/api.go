@@ -53,7 +53,7 @@ func recordText(k kind, key, value string) {
 	sl.method, sl.exc = 0, 0
 	sl.rel = s.clock.Load()
 	sl.thread = uint64(routine.Goid())
-	*s.ring.textAt(i) = text{key, value}
+	*s.ring.textAt(i) = text{key: key, value: value}
 	s.ring.publish(sl, i, k)
 }
 

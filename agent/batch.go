@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -111,10 +113,19 @@ func MonoNow() int64 {
 	return ts.Nano()
 }
 
+// Host batches travel whole: SubmitBatch copies the records into a pooled
+// buffer and publishes it in one ring slot; the drain walks the records, so
+// a batch costs the host one copy, not one slot per event. At most
+// maxBatchBytes of them wait for the drain at a time.
+const maxBatchBytes = 8 << 20
+
+var batchPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
 // SubmitBatch records a host thread's batch of events. thread identifies
 // the host thread (a Java thread id, or an id the C host gives each OS
 // thread). It returns the number of records taken: 0 with a nil error when
-// nothing is tracing or tracing is suspended.
+// nothing is tracing or tracing is suspended. b is copied: the caller may
+// reuse it at once. The batch's events get consecutive sequence numbers.
 func SubmitBatch(thread uint64, b []byte) (int, error) {
 	n, err := scanBatch(b)
 	if err != nil || n == 0 {
@@ -127,35 +138,66 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	if s.mode.Load() != modeTracing && !s.gate() {
 		return 0, nil
 	}
-	first, ok := s.ring.reserve(uint64(n))
+	// Back-pressure: wait while too many bytes of batches are queued.
+	for s.batchBytes.Load() > 0 && s.batchBytes.Load()+int64(len(b)) > maxBatchBytes {
+		if s.ring.closed.Load() || s.stopping.Load() {
+			return 0, nil
+		}
+		s.ring.nudge()
+		time.Sleep(50 * time.Microsecond)
+	}
+	cp := batchPool.Get().(*[]byte)
+	*cp = append((*cp)[:0], b...)
+	s.batchBytes.Add(int64(len(b)))
+	i, ok := s.ring.reserve(1)
 	if !ok {
+		s.batchBytes.Add(-int64(len(b)))
+		batchPool.Put(cp)
 		return 0, nil
 	}
-	key := hostThreadBit | thread
-	for i, off := first, 0; off < len(b); i++ {
+	sl := s.ring.at(i)
+	sl.thread = hostThreadBit | thread
+	s.ring.textAt(i).batch = cp
+	s.ring.publish(sl, i, kindBatch)
+	return n, nil
+}
+
+// batch handles a published host batch: each record goes through the same
+// path as a slot of its own.
+func (d *drain) batch(thread uint64, t *text) {
+	bp := t.batch
+	t.batch = nil
+	b := *bp
+	defer func() {
+		d.s.batchBytes.Add(-int64(len(b)))
+		if cap(b) <= 1<<20 {
+			batchPool.Put(bp)
+		}
+	}()
+	var sl slot
+	var rt text
+	sl.thread = thread
+	for off := 0; off < len(b); {
 		r := b[off:]
-		sl := s.ring.at(i)
 		sl.flag = r[1]&BatchFlagThrown != 0
 		sl.line = binary.LittleEndian.Uint16(r[2:])
 		sl.method = int32(binary.LittleEndian.Uint32(r[4:]))
 		sl.exc = int32(binary.LittleEndian.Uint32(r[8:]))
-		sl.rel = s.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
-		sl.thread = key
-		l1 := int(binary.LittleEndian.Uint16(r[12:]))
-		l2 := int(binary.LittleEndian.Uint16(r[14:]))
-		if l1+l2 > 0 {
+		sl.rel = d.s.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
+		k := batchKinds[r[0]]
+		if k == kindMarker || k == kindName {
+			l1 := int(binary.LittleEndian.Uint16(r[12:]))
+			l2 := int(binary.LittleEndian.Uint16(r[14:]))
 			p := r[BatchHeaderSize:]
-			t := s.ring.textAt(i)
 			if r[1]&BatchFlagMUTF8 != 0 {
-				t.key, t.value = bytefrog.String(p[:l1]), bytefrog.String(p[l1:l1+l2])
+				rt.key, rt.value = bytefrog.String(p[:l1]), bytefrog.String(p[l1:l1+l2])
 			} else {
-				t.key, t.value = string(p[:l1]), string(p[l1:l1+l2])
+				rt.key, rt.value = string(p[:l1]), string(p[l1:l1+l2])
 			}
 		}
-		s.ring.publish(sl, i, batchKinds[r[0]])
+		d.process(k, &sl, &rt)
 		off += recordSize(r)
 	}
-	return n, nil
 }
 
 // relMillis converts a CLOCK_MONOTONIC time to ms since trace start.

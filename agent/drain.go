@@ -200,6 +200,10 @@ func (d *drain) ship() {
 // process handles one published slot; t holds its strings, cleared here so
 // the ring keeps no string alive.
 func (d *drain) process(k kind, sl *slot, t *text) {
+	if k == kindBatch {
+		d.batch(sl.thread, t)
+		return
+	}
 	if k == kindName {
 		d.rename(sl.thread, t.key, sl.rel)
 		*t = text{}

@@ -17,6 +17,7 @@ const (
 	kindBubble                 // ExceptionBubble
 	kindMarker                 // Marker(key, value)
 	kindName                   // thread (re)named: key is the name; unsequenced
+	kindBatch                  // a host batch (text.batch) of records from one thread
 )
 
 // sequenced reports whether the slot becomes a Bytefrog message carrying a
@@ -43,6 +44,7 @@ type slot struct {
 // the same index so that slots stay small.
 type text struct {
 	key, value string
+	batch      *[]byte // kindBatch: the records, owned by the drain once published
 }
 
 // hostThreadBit marks thread keys that come from a host (JVM or C thread)

@@ -52,6 +52,8 @@ type session struct {
 	// beginMono is CLOCK_MONOTONIC at begin, for host batch timestamps.
 	beginMono int64
 	events    atomic.Int64
+	// batchBytes counts the bytes of host batches waiting for the drain.
+	batchBytes atomic.Int64
 
 	ctrlHigh chan []byte
 	ctrlLow  chan []byte
