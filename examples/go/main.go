@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -29,8 +28,7 @@ var (
 	mPrice    = agent.NewMethod("example/Shop.price;2;(I)J")
 	mReserve  = agent.NewMethod("example/Stock.reserve;1;(II)Z")
 	mCharge   = agent.NewMethod("example/Payments.charge;1;(J)V")
-	errOut    = errors.New("out of stock")
-	excRefuse = agent.NewExceptionType("example.PaymentRefused")
+	excRefuse = agent.ErrorType(&PaymentRefusedError{})
 )
 
 func main() {
@@ -96,11 +94,22 @@ func main() {
 		served, failed, *workers, time.Since(start).Round(time.Millisecond))
 }
 
+// PaymentRefusedError is a refused charge.
+type PaymentRefusedError struct{ Amount int64 }
+
+func (e *PaymentRefusedError) Error() string { return fmt.Sprintf("payment of %d refused", e.Amount) }
+
+// OutOfStockError is a failed reservation; its type names the exception
+// in the trace.
+type OutOfStockError struct{ Order int }
+
+func (e *OutOfStockError) Error() string { return fmt.Sprintf("order %d: out of stock", e.Order) }
+
 func serve(id int, stock *slog.Logger) (err error) {
 	defer mServe.Enter().ExitErr(&err)
 	p := price(id)
 	if !reserve(id, stock) {
-		return errOut
+		return &OutOfStockError{Order: id}
 	}
 	return charge(p)
 }
@@ -124,7 +133,7 @@ func charge(amount int64) (err error) {
 	if rand.IntN(200) == 0 {
 		mCharge.Throw(excRefuse, 42)
 		mCharge.Bubble(excRefuse)
-		return fmt.Errorf("payment of %d refused", amount)
+		return &PaymentRefusedError{Amount: amount}
 	}
 	f.Exit()
 	return nil
