@@ -58,6 +58,9 @@ type session struct {
 	ctrlHigh chan []byte
 	ctrlLow  chan []byte
 	hbReset  chan time.Duration
+	// flushed is signalled by the control writer when it reaches a nil
+	// message in ctrlHigh: everything queued before it is written.
+	flushed chan struct{}
 
 	stopping atomic.Bool
 	stopOnce sync.Once
@@ -84,6 +87,7 @@ func newSession(cfg Config, log *logger) *session {
 		ctrlHigh: make(chan []byte, ctrlQueue),
 		ctrlLow:  make(chan []byte, ctrlQueue),
 		hbReset:  make(chan time.Duration, 1),
+		flushed:  make(chan struct{}, 1),
 		stopCh:   make(chan struct{}),
 		failCh:   make(chan struct{}),
 		started:  make(chan struct{}),
@@ -161,10 +165,12 @@ func (s *session) applyConfig(c *bytefrog.Config) {
 	if s.hq.HeartbeatInterval <= 0 {
 		s.hq.HeartbeatInterval = 1000
 	}
+	// Only the latest interval matters: replace one not yet taken.
 	select {
-	case s.hbReset <- time.Duration(s.hq.HeartbeatInterval) * time.Millisecond:
+	case <-s.hbReset:
 	default:
 	}
+	s.hbReset <- time.Duration(s.hq.HeartbeatInterval) * time.Millisecond
 	s.log.logf(LevelDebug, "configuration: run %d, heartbeat %dms, %d data connection(s), budget %d bytes",
 		c.RunID, c.HeartbeatInterval, c.NumDataSenders, c.BufferMemoryBudget)
 }
@@ -231,12 +237,32 @@ func (s *session) sendControl(msg []byte, high bool) {
 	}
 }
 
+// flushControl waits, at most d, until the control writer has written
+// every high-priority message queued so far.
+func (s *session) flushControl(d time.Duration) {
+	s.sendControl(nil, true)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.flushed:
+	case <-s.failCh:
+	case <-t.C:
+	}
+}
+
 func (s *session) writeControl() {
 	defer s.ctrlWG.Done()
 	interval := time.Duration(s.hq.HeartbeatInterval) * time.Millisecond
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	write := func(b []byte) bool {
+		if b == nil {
+			select {
+			case s.flushed <- struct{}{}:
+			default:
+			}
+			return true
+		}
 		s.ctrl.SetWriteDeadline(time.Now().Add(s.cfg.ConnectTimeout))
 		if _, err := s.ctrl.Write(b); err != nil {
 			s.fail(fmt.Errorf("control connection: %w", err))
@@ -320,7 +346,9 @@ func (s *session) readControl() {
 			return
 		}
 		if err := s.command(&m); err != nil {
+			// Tell HQ why before the connection goes.
 			s.sendControl(bytefrog.AppendError(nil, err.Error()), true)
+			s.flushControl(time.Second)
 			s.fail(err)
 			return
 		}
