@@ -252,7 +252,13 @@ func (s *session) flushControl(d time.Duration) {
 
 func (s *session) writeControl() {
 	defer s.ctrlWG.Done()
-	interval := time.Duration(s.hq.HeartbeatInterval) * time.Millisecond
+	// The handshake queued the first interval; a later configuration may
+	// have replaced it. s.hq belongs to the reader goroutine.
+	interval := time.Second
+	select {
+	case interval = <-s.hbReset:
+	default:
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	write := func(b []byte) bool {
