@@ -73,14 +73,45 @@ build() {
 	$GO build -trimpath -o "$OUT/example-go" ./examples/go
 }
 
+# JNI_CFLAGS: include flags of the JDK's jni.h for package jni, set by
+# jvm_classes (jni.go also lists the usual Debian JDK paths).
+JNI_CFLAGS=""
+
+# jvm_classes compiles the JVM agent's Java helpers (jni/java) for Java 8+
+# into jni/classes, which libtadpole.so embeds. The class files are kept in
+# the tree, so a machine without a JDK builds with them; only changed files
+# are rewritten, so concurrent builds never see a half-written class.
+jvm_classes() {
+	local javac tmp f
+	javac=$(command -v javac || true)
+	if [ -z "$javac" ]; then
+		echo "build.sh: javac not found: using the committed jni/classes" >&2
+		return 0
+	fi
+	local jdk
+	jdk=$(dirname "$(dirname "$(readlink -f "$javac")")")
+	[ -f "$jdk/include/jni.h" ] && JNI_CFLAGS="-I$jdk/include -I$jdk/include/linux"
+	tmp=$(mktemp -d)
+	"$javac" --release 8 -Xlint:-options -nowarn -d "$tmp" jni/java/io/tadpole/*.java
+	for f in "$tmp"/io/tadpole/*.class; do
+		if ! cmp -s "$f" "jni/classes/io/tadpole/${f##*/}"; then
+			mkdir -p jni/classes/io/tadpole
+			cp "$f" "jni/classes/io/tadpole/${f##*/}.tmp.$$"
+			mv "jni/classes/io/tadpole/${f##*/}.tmp.$$" "jni/classes/io/tadpole/${f##*/}"
+		fi
+	done
+	rm -rf "$tmp"
+}
+
 lib() {
 	# LIBOUT: where libtadpole.so and tadpole.pc go (default out/).
 	local dest=${LIBOUT:-$OUT}
 	mkdir -p "$dest"
+	jvm_classes
 	# Reproducible: CGO_CFLAGS without -g (no build paths), no build id, no
 	# VCS stamp. The version script exports only tadpole_* and the JVMTI
 	# entry points.
-	CGO_ENABLED=1 CGO_CFLAGS=-O2 $GO build -trimpath -buildvcs=false -buildmode=c-shared \
+	CGO_ENABLED=1 CGO_CFLAGS="-O2${JNI_CFLAGS:+ $JNI_CFLAGS}" $GO build -trimpath -buildvcs=false -buildmode=c-shared \
 		-ldflags="-s -w -buildid= '-extldflags=-Wl,--version-script=$ROOT/cmd/libtadpole/exports.map'" \
 		-o "$dest/libtadpole.so" ./cmd/libtadpole
 	rm -f "$dest/libtadpole.h"
@@ -105,8 +136,14 @@ examples() {
 
 demo() {
 	build
-	echo "== tadpole demo: examples/go traced into the reference HQ" >&2
+	lib
+	echo "== tadpole demo 1/2: examples/go traced into the reference HQ" >&2
 	"$OUT/tadpole-hq" -dir "$OUT/traces" -exec "$OUT/example-go"
+	echo >&2
+	echo "== tadpole demo 2/2: examples/java under java -agentpath:out/libtadpole.so" >&2
+	mkdir -p "$OUT/java"
+	javac -cp jni/classes -d "$OUT/java" examples/java/Shop.java
+	"$OUT/tadpole-hq" -dir "$OUT/traces" -exec java -agentpath:"$OUT/libtadpole.so" -cp "$OUT/java:jni/classes" Shop
 }
 
 lint() {
@@ -126,7 +163,7 @@ test() {
 	lint
 	local timeout=${TEST_TIMEOUT:-20m}
 	$GO test -count=1 -timeout "$timeout" ./...
-	$GO test -count=1 -race -timeout "$timeout" ./agent/... ./transport/... ./hq/... ./capi/...
+	$GO test -count=1 -race -timeout "$timeout" ./agent/... ./transport/... ./hq/... ./capi/... ./jni/...
 	if [ -f bench/go.mod ]; then
 		(cd bench && $GO vet ./... && $GO test -count=1 -timeout "$timeout" ./...)
 	fi

@@ -18,6 +18,7 @@ package main
 
 import (
 	_ "github.com/tadpole-trace/tadpole/capi"
+	_ "github.com/tadpole-trace/tadpole/jni"
 )
 
 func main() {}

@@ -1,0 +1,68 @@
+/*
+ * JulBench: the cost of one java.util.logging record on an enabled logger,
+ * through a given handler. Usage: java ... JulBench MODE RECORDS, MODE one of
+ *
+ *   noop     a Handler whose publish does nothing (the floor);
+ *   tadpole  tadpole's handler (run with -agentpath:libtadpole.so);
+ *   lttng    the LTTng-UST JUL agent's LttngLogHandler (lttng-ust-agent-jul.jar
+ *            on the class path, liblttng-ust-jul-jni on java.library.path,
+ *            a session with the logger enabled).
+ *
+ * It warms up, then logs RECORDS records of a short message on one thread
+ * and prints "records=N ns=T" (T the nanoseconds of the timed loop).
+ */
+import io.tadpole.Tadpole;
+
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+public class JulBench {
+	static final class Noop extends Handler {
+		volatile long n;
+
+		@Override
+		public void publish(LogRecord r) {
+			n++;
+		}
+
+		@Override
+		public void flush() {
+		}
+
+		@Override
+		public void close() {
+		}
+	}
+
+	static final int WARMUP = 200000;
+
+	public static void main(String[] args) throws Exception {
+		String mode = args[0];
+		int records = Integer.parseInt(args[1]);
+		Logger log = Logger.getLogger("bench.jul");
+		log.setUseParentHandlers(false);
+		log.setLevel(Level.INFO);
+		if (mode.equals("noop")) {
+			log.addHandler(new Noop());
+		} else if (mode.equals("tadpole")) {
+			Tadpole.syncLoggers();
+		} else if (mode.equals("lttng")) {
+			Handler h = (Handler) Class.forName("org.lttng.ust.agent.jul.LttngLogHandler").getConstructor().newInstance();
+			log.addHandler(h);
+			Thread.sleep(Long.getLong("bench.lttngWaitMs", 1000L)); // the agent registers with the sessiond
+		}
+		for (int i = 0; i < WARMUP; i++) {
+			log.info("warm-up record");
+		}
+		Tadpole.marker("bench", "start");
+		long t0 = System.nanoTime();
+		for (int i = 0; i < records; i++) {
+			log.info("benchmark record");
+		}
+		long ns = System.nanoTime() - t0;
+		Tadpole.marker("bench", "end");
+		System.out.println("records=" + records + " ns=" + ns);
+	}
+}

@@ -1,0 +1,151 @@
+package jvm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/jni/jtest"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// Records per run: JulBench's WARMUP before the timed loop, and at least
+// minRecords timed (a JVM start per b.N would swamp small counts).
+const (
+	warmup     = 200000
+	minRecords = 1000000
+)
+
+func records(b *testing.B) int { return max(b.N, minRecords) }
+
+var compiled struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// benchClasses compiles JulBench.java once into a temporary directory.
+func benchClasses(b *testing.B, e *jtest.Env) string {
+	compiled.Do(func() {
+		compiled.dir, compiled.err = os.MkdirTemp("", "tadpole-julbench-")
+		if compiled.err != nil {
+			return
+		}
+		os.Chmod(compiled.dir, 0o755)
+		out, err := exec.Command("javac", "-nowarn", "-cp", filepath.Join(e.Root, "jni", "classes"),
+			"-d", compiled.dir, "JulBench.java").CombinedOutput()
+		if err != nil {
+			compiled.err = fmt.Errorf("javac: %v\n%s", err, out)
+		}
+	})
+	if compiled.err != nil {
+		b.Fatal(compiled.err)
+	}
+	return compiled.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if compiled.dir != "" {
+		os.RemoveAll(compiled.dir)
+	}
+	jtest.Cleanup()
+	os.Exit(code)
+}
+
+var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+)`)
+
+// runBench runs JulBench and reports ns/record.
+func runBench(b *testing.B, cmd *exec.Cmd) {
+	b.Helper()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+	}
+	m := nsRe.FindStringSubmatch(string(out))
+	if m == nil {
+		b.Fatalf("no result in output:\n%s", out)
+	}
+	ns, _ := strconv.ParseFloat(m[2], 64)
+	n, _ := strconv.ParseFloat(m[1], 64)
+	b.ReportMetric(ns/n, "ns/record")
+	b.ReportMetric(0, "ns/op")
+}
+
+func javaCmd(ctx context.Context, e *jtest.Env, cp string, extra []string, mode string, n int) *exec.Cmd {
+	args := append([]string{"-XX:+UseSerialGC", "-Xmx256m"}, extra...)
+	args = append(args, "-cp", cp+string(os.PathListSeparator)+filepath.Join(e.Root, "jni", "classes"),
+		"JulBench", mode, strconv.Itoa(n))
+	return exec.CommandContext(ctx, "java", args...)
+}
+
+// BenchmarkJULNoop: a no-op Handler, the floor of a JUL record.
+func BenchmarkJULNoop(b *testing.B) {
+	e := jtest.Build(b)
+	cp := benchClasses(b, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	runBench(b, javaCmd(ctx, e, cp, nil, "noop", records(b)))
+}
+
+// counter counts one run's log markers.
+type counter struct {
+	logs atomic.Int64
+	done chan struct{}
+}
+
+func (c *counter) Message(m *bytefrog.Msg) {
+	if m.Type == bytefrog.MsgMarker && strings.HasPrefix(bytefrog.String(m.Text), "log:bench.jul") {
+		c.logs.Add(1)
+	}
+}
+func (c *counter) DataBreak(int32)   {}
+func (c *counter) Finish(*hq.Report) { close(c.done) }
+
+// BenchmarkJULTadpole: tadpole's handler; every record must reach HQ.
+func BenchmarkJULTadpole(b *testing.B) {
+	e := jtest.Build(b)
+	cp := benchClasses(b, e)
+	c := &counter{done: make(chan struct{})}
+	cfg := hq.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NewProcessor = func(*hq.Run) hq.Processor { return c }
+	srv, err := hq.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Shutdown(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := javaCmd(ctx, e, cp, []string{"-agentpath:" + e.Lib}, "tadpole", records(b))
+	cmd.Env = append(os.Environ(), "TADPOLE_HQ="+srv.Addr(), "TADPOLE_LTTNG=off")
+	runBench(b, cmd)
+	r, err := srv.NextRun(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rep, err := r.Wait(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	<-c.done
+	if !rep.OK || rep.GapCount != 0 {
+		b.Fatalf("run not clean: %s, %d gaps", rep.Reason, rep.GapCount)
+	}
+	if got, want := c.logs.Load(), int64(warmup+records(b)); got != want {
+		b.Fatalf("HQ got %d records; want %d", got, want)
+	}
+}

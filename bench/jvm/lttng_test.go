@@ -1,0 +1,79 @@
+package jvm
+
+import (
+	"context"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
+	"github.com/tadpole-trace/tadpole/jni/jtest"
+)
+
+// The LTTng-UST JUL agent: its jars and its JNI library's directory
+// (Debian: liblttng-ust-agent-java, liblttng-ust-java-agent-jni).
+var (
+	lttngJars = []string{"/usr/share/java/lttng-ust-agent-common.jar", "/usr/share/java/lttng-ust-agent-jul.jar"}
+	lttngJNI  = []string{"/usr/lib/x86_64-linux-gnu/jni", "/usr/lib/aarch64-linux-gnu/jni", "/usr/lib/jni"}
+)
+
+// BenchmarkJULLTTng: the LTTng-UST JUL agent's LttngLogHandler with an
+// active session enabling the logger; the session must discard nothing.
+func BenchmarkJULLTTng(b *testing.B) {
+	e := jtest.Build(b)
+	for _, j := range lttngJars {
+		if _, err := os.Stat(j); err != nil {
+			skip(b, "LTTng JUL agent missing: "+j)
+		}
+	}
+	libDir := ""
+	for _, d := range lttngJNI {
+		if _, err := os.Stat(filepath.Join(d, "liblttng-ust-jul-jni.so")); err == nil {
+			libDir = d
+		}
+	}
+	if libDir == "" {
+		skip(b, "liblttng-ust-jul-jni.so not found")
+	}
+	cp := benchClasses(b, e)
+	s := testpeers.StartSessiond(b)
+	s.MustLttng("create", "julbench", "--output="+s.MkdirAll("trace"))
+	s.MustLttng("enable-event", "-j", "bench.jul", "-s", "julbench")
+	s.MustLttng("start", "julbench")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := javaCmd(ctx, e, cp+":"+strings.Join(lttngJars, ":"), []string{"-Djava.library.path=" + libDir}, "lttng", records(b))
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.Home, "LTTNG_HOME=" + s.Home}
+	cmd.Dir = s.Home
+	if os.Geteuid() == 0 {
+		// The sessiond runs as nobody; its application must too.
+		u, err := user.Lookup("nobody")
+		if err != nil {
+			b.Fatal(err)
+		}
+		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	}
+	runBench(b, cmd)
+	out := s.MustLttng("stop", "julbench")
+	if strings.Contains(out, "discarded") || strings.Contains(out, "lost") {
+		b.Fatalf("LTTng lost records:\n%s", out)
+	}
+	stats := s.MustLttng("list", "julbench")
+	if !strings.Contains(stats, "bench.jul") {
+		b.Fatalf("session does not list the logger:\n%s", stats)
+	}
+}
+
+func skip(b *testing.B, why string) {
+	if os.Getenv("CI") == "true" {
+		b.Fatal(why)
+	}
+	b.Skip(why)
+}

@@ -1,0 +1,81 @@
+// Package jni is tadpole's JVM agent: the JVMTI entry points of
+// libtadpole.so (Agent_OnLoad, Agent_OnAttach, Agent_OnUnload), written in
+// C (jvmti.c, natives.c) over the C API of package capi, and the embedded
+// Java helper classes (java/ → classes/, compiled by ./build.sh lib with
+// javac --release 8). Only the c-shared main package imports it.
+//
+//	java -agentpath:/path/libtadpole.so=hq=127.0.0.1:8765 -jar app.jar
+//	jcmd <pid> JVMTI.agent_load /path/libtadpole.so hq=127.0.0.1:8765
+//
+// The options string is the agent core's (agent.LoadConfig: hq,
+// connect_timeout, logs, lttng, …; TADPOLE_* variables apply too).
+//
+// # Start
+//
+// Agent_OnLoad refuses to start (one message on stderr, the JVM goes on)
+// when libjsig is preloaded: it virtualises sigaction, so Go's handlers
+// would end up behind the JVM's and Go code would take signals on goroutine
+// stacks. Otherwise it loads the Go side, takes a JVMTI environment without
+// capabilities (no JIT or exception cost) and enables VMInit, VMDeath and
+// ThreadStart. VMInit (Agent_OnAttach for a running JVM):
+//
+//  1. adds SA_ONSTACK to the installed handlers of SIGSEGV, SIGBUS, SIGFPE,
+//     SIGILL, SIGPIPE, SIGXFSZ, SIGQUIT, SIGINT, SIGTERM, SIGHUP and SIGUSR2
+//     that lack it;
+//  2. defines io.tadpole.Tadpole, JulHandler and JulSync in the system
+//     class loader (or finds them there, when the application bundles
+//     Tadpole) and binds Tadpole's natives with RegisterNatives;
+//  3. calls tadpole_start: with an HQ configured the JVM waits for HQ's
+//     Start at most connect_timeout (plus start_timeout once connected);
+//     without HQ it goes on untraced after one warning;
+//  4. names the thread and starts the daemon thread "tadpole-jul".
+//
+// VMDeath (and Agent_OnUnload) calls tadpole_stop: every buffer is flushed
+// and the run ends. The agent never exits the JVM and never returns JNI_ERR.
+//
+// # Hot path
+//
+// The natives copy Java strings into stack buffers with GetStringUTFRegion
+// (modified UTF-8) and call the C API, which encodes the event into the
+// calling thread's C buffer (one initial-exec __thread pointer); Go drains
+// the buffers in batches. A log record costs one Go crossing (tadpole_log).
+// Every Go export of this package recovers from panics.
+//
+// # Threads
+//
+// ThreadStart names each new Java thread (tadpole_thread_name, from
+// GetThreadInfo) while a run is on. Thread.setName is no JVMTI event: the
+// Java side compares the current name by identity with the last one it
+// announced (a ThreadLocal) before each marker or log record and announces a
+// change. Per-thread state lives in the C API's thread-local pointer, never
+// in goroutine-local storage.
+//
+// # java.util.logging
+//
+// The agent does not touch LogManager until the application initialised it
+// (JulSync tests the class's JVMTI status every 100 ms), so applications
+// choosing their own manager keep working. From then on, every 100 ms (or
+// at Tadpole.syncLoggers()):
+//
+//   - every logger LogManager.getLoggerNames lists (the root logger "" aside)
+//     is registered with the agent: these are the names the LTTng session
+//     daemon's LIST shows (lttng list -j);
+//   - a logger that is enabled (log policy, or lttng enable-event -j) gets a
+//     JulHandler; a disabled one loses it. A handler records only records
+//     of its own logger, so a record is never recorded twice through
+//     parents. Records logged before the next sync after an enable are not
+//     recorded.
+//
+// A record becomes the marker "log:<logger>" = "<level name> <message>"
+// (agent.LogMarker), its level the JUL Level.intValue(), which is the LTTng
+// JUL domain's scale, so loglevel filters apply as for the LTTng JUL agent.
+// The message is formatted with Formatter.formatMessage when it has
+// parameters or a resource bundle.
+//
+// # Signals and panics
+//
+// Go forwards faults that do not come from Go code to the JVM's saved
+// handlers (implicit null checks, safepoint polls), so the JVM's signal
+// handling is unchanged; -Xcheck:jni reports the modified handlers once.
+// The agent never calls signal.Notify. Tests: jni/jtest.
+package jni

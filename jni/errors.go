@@ -1,0 +1,7 @@
+package jni
+
+import "errors"
+
+// ErrNoClass: an embedded helper class is missing (jni/classes was not
+// built; run ./build.sh lib).
+var ErrNoClass = errors.New("jni: embedded helper class missing")

@@ -1,0 +1,52 @@
+/*
+ * JulHandler: the java.util.logging Handler the agent attaches to each JUL
+ * logger that is enabled (by the log policy or an LTTng session), and
+ * removes when it is disabled. It records only its own logger's records:
+ * a parent logger's handler ignores its children's records, which the
+ * children's own handlers record when they are enabled.
+ */
+package io.tadpole;
+
+import java.util.logging.Formatter;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.SimpleFormatter;
+
+final class JulHandler extends Handler {
+	private static final Formatter FORMAT = new SimpleFormatter();
+
+	private final String name;
+	private final int handle;
+
+	JulHandler(String name, int handle) {
+		this.name = name;
+		this.handle = handle;
+	}
+
+	String loggerName() {
+		return name;
+	}
+
+	@Override
+	public void publish(LogRecord r) {
+		if (r == null || !name.equals(r.getLoggerName()) || !Tadpole.loggerEnabled0(handle)) {
+			return;
+		}
+		Level l = r.getLevel();
+		String msg = r.getMessage();
+		if (r.getParameters() != null || r.getResourceBundle() != null) {
+			msg = FORMAT.formatMessage(r);
+		}
+		Tadpole.checkName();
+		Tadpole.log0(handle, l.intValue(), l.getName(), msg == null ? "" : msg);
+	}
+
+	@Override
+	public void flush() {
+	}
+
+	@Override
+	public void close() {
+	}
+}

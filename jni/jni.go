@@ -1,0 +1,73 @@
+package jni
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include -fvisibility=hidden -Wall
+#cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-amd64/include -I/usr/lib/jvm/java-17-openjdk-amd64/include/linux
+#cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-arm64/include -I/usr/lib/jvm/java-17-openjdk-arm64/include/linux
+#cgo CFLAGS: -I/usr/lib/jvm/default-java/include -I/usr/lib/jvm/default-java/include/linux
+#include <stdlib.h>
+#include "tpj.h"
+*/
+import "C"
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"unsafe"
+)
+
+// classes are the helper classes, compiled by ./build.sh lib with
+// javac --release 8 from java/ into classes/.
+//
+//go:embed classes/io/tadpole/*.class
+var classes embed.FS
+
+// classOrder is the definition order: a class before the classes that
+// name it in their constant pool is not needed by DefineClass (it resolves
+// lazily), but superclasses must come first; all three extend JDK classes.
+var classOrder = [...]string{"io/tadpole/Tadpole", "io/tadpole/JulHandler", "io/tadpole/JulSync"}
+
+// loaded holds the C copies of the classes, kept for the process's life.
+var loaded bool
+
+//export tpjGoLoad
+func tpjGoLoad() (n C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "tadpole: [ERROR] jni: %v\n", r)
+			n = -1
+		}
+	}()
+	if loaded {
+		return C.int(len(classOrder))
+	}
+	for _, name := range classOrder {
+		b, err := classes.ReadFile("classes/" + name + ".class")
+		if err != nil {
+			panic(fmt.Errorf("%w: %s", ErrNoClass, name))
+		}
+		cname := C.CString(name)
+		cb := C.CBytes(b)
+		C.tpj_add_class(cname, cb, C.size_t(len(b)))
+	}
+	loaded = true
+	return C.int(len(classOrder))
+}
+
+//export tpjGoSelfTest
+func tpjGoSelfTest(what C.int) (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			rc = -1
+		}
+	}()
+	switch what {
+	case C.TPJ_SELFTEST_PANIC:
+		var p *int
+		return C.int(*(*int)(unsafe.Pointer(p)))
+	case C.TPJ_SELFTEST_EPIPE:
+		return C.int(brokenPipe())
+	}
+	return -2
+}

@@ -1,0 +1,259 @@
+package jtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func runJava(t *testing.T, e *Env, env []string, agent bool, options string, args ...string) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	r := Run(e.Java(ctx, env, agent, options, args...))
+	if r.Err != nil {
+		t.Fatalf("java %v: %v\nstdout:\n%s\nstderr:\n%s", args, r.Err, r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+// TestBasic: markers, JUL records on several loggers with their levels, a
+// renamed thread, a gap-free run, nothing but the -Xcheck:jni signal
+// warning on stderr.
+func TestBasic(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	r := runJava(t, e, h.env(), true, "", "basic")
+	if !strings.Contains(r.Stdout, "JApp done basic tracing=true") {
+		t.Fatalf("got stdout %q; want tracing=true", r.Stdout)
+	}
+	rep, c := h.waitRun(t)
+	checkClean(t, rep, c)
+	for _, tc := range []struct {
+		key  string
+		want []string
+	}{
+		{"k1", []string{"v1"}},
+		{"k2", []string{"vé"}},
+		{"in", []string{"worker", "renamed"}},
+		{"log:shop.orders", []string{"INFO order 1"}},
+		{"log:shop.pay", []string{"FINE pay 2", "WARNING declined card"}},
+	} {
+		if got := c.values(tc.key); !slices.Equal(got, tc.want) {
+			t.Errorf("markers %q: got %q; want %q", tc.key, got, tc.want)
+		}
+	}
+	if strings.Contains(r.Stderr, "tadpole: [") {
+		t.Errorf("agent wrote to stderr:\n%s", r.Stderr)
+	}
+}
+
+// TestNPEStorm: implicit null checks (SIGSEGV in JIT code) on threads that
+// called into the agent are forwarded to the JVM.
+func TestNPEStorm(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	const threads, each = 4, 400000
+	r := runJava(t, e, h.env(), true, "", "npe", strconv.Itoa(threads), strconv.Itoa(each))
+	want := "npe caught " + strconv.Itoa(threads*each)
+	if !strings.Contains(r.Stdout, want) {
+		t.Fatalf("got stdout %q; want %q", r.Stdout, want)
+	}
+	rep, c := h.waitRun(t)
+	checkClean(t, rep, c)
+	if got := c.values("npe"); len(got) != threads+1 || got[threads] != "caught "+strconv.Itoa(threads*each) {
+		t.Fatalf("got npe markers %q; want %d starts and the total", got, threads)
+	}
+}
+
+// TestSelfTest: a Go panic is recovered and a write to a broken pipe
+// returns EPIPE inside the JVM.
+func TestSelfTest(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	r := runJava(t, e, h.env(), true, "", "selftest")
+	want := "selftest -1 " + strconv.Itoa(int(syscall.EPIPE))
+	if !strings.Contains(r.Stdout, want) {
+		t.Fatalf("got stdout %q; want %q", r.Stdout, want)
+	}
+	rep, c := h.waitRun(t)
+	checkClean(t, rep, c)
+}
+
+// TestThreadDump: kill -QUIT and jcmd Thread.print still work.
+func TestThreadDump(t *testing.T) {
+	e := Build(t)
+	testRequire(t, "jcmd")
+	h := startHQ(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	cmd := e.Java(ctx, h.env(), true, "", "sleep", "4000")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	jc, err := exec.CommandContext(ctx, "jcmd", strconv.Itoa(cmd.Process.Pid), "Thread.print").CombinedOutput()
+	if err != nil || !strings.Contains(string(jc), "tadpole-jul") && !strings.Contains(string(jc), "\"main\"") {
+		t.Errorf("jcmd Thread.print: %v\n%s", err, jc)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("java: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "Full thread dump") {
+		t.Errorf("no thread dump on stdout after SIGQUIT:\n%s", out.String())
+	}
+	rep, c := h.waitRun(t)
+	checkClean(t, rep, c)
+	if got := c.values("woke"); len(got) != 1 {
+		t.Errorf("got woke markers %q; want 1", got)
+	}
+}
+
+// TestHQKilled: HQ going away mid-run leaves the JVM running to a normal
+// exit.
+func TestHQKilled(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	cmd := e.Java(ctx, h.env("TADPOLE_LOG=none"), true, "", "logloop", "3000")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	h.srv.Shutdown(sctx)
+	scancel()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("java after HQ shut down: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "JApp done logloop") {
+		t.Fatalf("got stdout %q", out.String())
+	}
+}
+
+// TestNoHQ: an absent HQ delays the JVM by at most the connect timeout,
+// then it runs untraced after one warning.
+func TestNoHQ(t *testing.T) {
+	e := Build(t)
+	env := append(baseEnv(), "TADPOLE_HQ=127.0.0.1:1", "TADPOLE_LTTNG=off")
+	r := runJava(t, e, env, true, "connect_timeout=300ms", "basic")
+	if !strings.Contains(r.Stdout, "tracing=false") {
+		t.Fatalf("got stdout %q; want tracing=false", r.Stdout)
+	}
+	if n := strings.Count(r.Stderr, "tadpole: [WARN]"); n != 1 {
+		t.Fatalf("got %d warnings; want 1:\n%s", n, r.Stderr)
+	}
+	if r.Elapsed > 20*time.Second {
+		t.Fatalf("JVM took %v", r.Elapsed)
+	}
+}
+
+// TestStartCost: without HQ the agent adds at most 50 ms to JVM start
+// (best of several runs each way, to dampen a shared machine's noise).
+func TestStartCost(t *testing.T) {
+	e := Build(t)
+	env := append(baseEnv(), "TADPOLE_LTTNG=off", "TADPOLE_LOG=none")
+	best := func(agent bool) time.Duration {
+		b := time.Hour
+		for range 5 {
+			r := runJava(t, e, env, agent, "", "none")
+			b = min(b, r.Elapsed)
+		}
+		return b
+	}
+	without, with := best(false), best(true)
+	t.Logf("JVM start: %v without the agent, %v with it", without, with)
+	if with-without > 50*time.Millisecond {
+		t.Fatalf("agent added %v to JVM start; want <= 50ms", with-without)
+	}
+}
+
+// TestLibjsig: under libjsig the agent refuses to start, with a clear
+// message, and the JVM goes on.
+func TestLibjsig(t *testing.T) {
+	e := Build(t)
+	jsig := findLibjsig()
+	if jsig == "" {
+		testSkip(t, "libjsig.so not found in the JDK")
+	}
+	h := startHQ(t)
+	r := runJava(t, e, h.env("LD_PRELOAD="+jsig), true, "", "basic")
+	if !strings.Contains(r.Stderr, "libjsig is preloaded") || !strings.Contains(r.Stdout, "tracing=false") {
+		t.Fatalf("stdout %q\nstderr:\n%s", r.Stdout, r.Stderr)
+	}
+}
+
+// TestAttach: jcmd PID JVMTI.agent_load starts tracing a running JVM.
+func TestAttach(t *testing.T) {
+	e := Build(t)
+	testRequire(t, "jcmd")
+	h := startHQ(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	cmd := e.Java(ctx, h.env(), false, "", "sleep", "3000")
+	cmd.Args = slices.Insert(cmd.Args, 1, "-XX:+EnableDynamicAgentLoading")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1000 * time.Millisecond)
+	jc, err := exec.CommandContext(ctx, "jcmd", strconv.Itoa(cmd.Process.Pid), "JVMTI.agent_load", e.Lib).CombinedOutput()
+	if err != nil {
+		t.Fatalf("jcmd JVMTI.agent_load: %v\n%s", err, jc)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("java: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "tracing=true") {
+		t.Fatalf("got stdout %q; want tracing=true\n%s", out.String(), errb.String())
+	}
+	rep, c := h.waitRun(t)
+	checkClean(t, rep, c)
+	if got := c.values("woke"); len(got) != 1 {
+		t.Errorf("got woke markers %q; want 1", got)
+	}
+}
+
+func findLibjsig() string {
+	out, err := exec.Command("java", "-XshowSettings:properties", "-version").CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if _, home, ok := strings.Cut(l, "java.home = "); ok {
+			p := strings.TrimSpace(home) + "/lib/libjsig.so"
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+func testRequire(t *testing.T, tool string) {
+	if _, err := exec.LookPath(tool); err != nil {
+		testSkip(t, tool+" not found")
+	}
+}
+
+func testSkip(t *testing.T, why string) {
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}

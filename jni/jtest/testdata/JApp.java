@@ -1,0 +1,105 @@
+import io.tadpole.Tadpole;
+
+import java.lang.reflect.Method;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/* JApp is the jni tests' Java program; its first argument picks a case. */
+public class JApp {
+	public static void main(String[] args) throws Exception {
+		String mode = args.length > 0 ? args[0] : "basic";
+		if (mode.equals("basic")) {
+			basic();
+		} else if (mode.equals("npe")) {
+			npeStorm(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+		} else if (mode.equals("selftest")) {
+			selfTest();
+		} else if (mode.equals("sleep")) {
+			Tadpole.marker("sleeping", "");
+			Thread.sleep(Long.parseLong(args[1]));
+			Tadpole.marker("woke", "");
+		} else if (mode.equals("none")) {
+			return;
+		} else if (mode.equals("logloop")) {
+			logLoop(Long.parseLong(args[1]));
+		}
+		System.out.println("JApp done " + mode + " tracing=" + Tadpole.tracing());
+	}
+
+	static void basic() throws Exception {
+		Logger a = Logger.getLogger("shop.orders");
+		Logger b = Logger.getLogger("shop.pay");
+		a.setUseParentHandlers(false);
+		b.setUseParentHandlers(false);
+		b.setLevel(Level.ALL);
+		Tadpole.syncLoggers();
+		Tadpole.marker("k1", "v1");
+		a.info("order 1");
+		b.fine("pay " + 2);
+		b.log(Level.WARNING, "declined {0}", "card");
+		Thread t = new Thread(new Runnable() {
+			public void run() {
+				Tadpole.marker("in", "worker");
+				Thread.currentThread().setName("renamed-worker");
+				Tadpole.marker("in", "renamed");
+			}
+		}, "worker-1");
+		t.start();
+		t.join();
+		Tadpole.marker("k2", "v\u00e9");
+	}
+
+	static void npeStorm(int threads, final int each) throws Exception {
+		Thread[] ts = new Thread[threads];
+		final long[] caught = new long[threads];
+		for (int i = 0; i < threads; i++) {
+			final int me = i;
+			ts[i] = new Thread(new Runnable() {
+				public void run() {
+					Tadpole.marker("npe", "start");
+					String s = null;
+					for (int j = 0; j < each; j++) {
+						try {
+							if (j % 2 == 0) {
+								s = null;
+							} else {
+								s = "x";
+							}
+							caught[me] += s.length();
+						} catch (NullPointerException e) {
+							caught[me]++;
+						}
+					}
+				}
+			}, "npe-" + i);
+			ts[i].start();
+		}
+		long sum = 0;
+		for (int i = 0; i < threads; i++) {
+			ts[i].join();
+			sum += caught[i];
+		}
+		Tadpole.marker("npe", "caught " + sum);
+		System.out.println("npe caught " + sum);
+	}
+
+	static void selfTest() throws Exception {
+		Method m = Tadpole.class.getDeclaredMethod("selfTest0", int.class);
+		m.setAccessible(true);
+		int panic = (Integer) m.invoke(null, 1);
+		int epipe = (Integer) m.invoke(null, 2);
+		Tadpole.marker("selftest", panic + " " + epipe);
+		System.out.println("selftest " + panic + " " + epipe);
+	}
+
+	static void logLoop(long ms) throws Exception {
+		Logger l = Logger.getLogger("loop");
+		Tadpole.syncLoggers();
+		long end = System.currentTimeMillis() + ms;
+		int i = 0;
+		while (System.currentTimeMillis() < end) {
+			l.info("tick " + i++);
+			Thread.sleep(1);
+		}
+	}
+}

@@ -1,0 +1,301 @@
+/*
+ * jvmti.c: the JVMTI entry points of libtadpole.so (Agent_OnLoad,
+ * Agent_OnAttach, Agent_OnUnload), the SA_ONSTACK fix-up, the embedded
+ * helper classes and the agent's lifecycle. See doc.go.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpjc.h"
+#include "_cgo_export.h"
+
+#define TPJ_EXPORT __attribute__((visibility("default")))
+
+jvmtiEnv *tpj_jvmti;
+
+static struct {
+	const char *name;
+	const void *bytes;
+	size_t len;
+} tpj_classes[TPJ_MAX_CLASSES];
+static int tpj_nclasses;
+
+/* Options of Agent_OnLoad, kept for VMInit. */
+static char *tpj_options;
+/* 1 once the agent is loaded (OnLoad or OnAttach): a second load is
+ * refused. */
+static atomic_int tpj_loaded;
+/* 1 while a run started by this agent is on. */
+static atomic_int tpj_started;
+
+void tpj_add_class(const char *name, const void *bytes, size_t len) {
+	if (tpj_nclasses < TPJ_MAX_CLASSES) {
+		tpj_classes[tpj_nclasses].name = name;
+		tpj_classes[tpj_nclasses].bytes = bytes;
+		tpj_classes[tpj_nclasses].len = len;
+		tpj_nclasses++;
+	}
+}
+
+void tpj_warn(const char *fmt, ...) {
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "tadpole: [WARN] %s\n", msg);
+}
+
+/*
+ * Signals whose handlers must run on the alternate signal stack: the JVM
+ * installs some without SA_ONSTACK (SIGINT, SIGTERM, SIGHUP from Java code,
+ * after the agent loaded), and a handler running on a goroutine's small
+ * stack crashes the process ("non-Go code set up signal handler without
+ * SA_ONSTACK flag").
+ */
+static const int tpj_onstack_signals[] = {
+	SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGPIPE, SIGXFSZ, SIGQUIT, SIGINT, SIGTERM, SIGHUP, SIGUSR2,
+};
+
+/* tpj_fix_onstack adds SA_ONSTACK to every installed handler of those
+ * signals that lacks it, and returns how many it changed. */
+static int tpj_fix_onstack(void) {
+	int fixed = 0;
+	for (size_t i = 0; i < sizeof tpj_onstack_signals / sizeof tpj_onstack_signals[0]; i++) {
+		struct sigaction a;
+		if (sigaction(tpj_onstack_signals[i], NULL, &a) != 0)
+			continue;
+		if (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN || (a.sa_flags & SA_ONSTACK))
+			continue;
+		a.sa_flags |= SA_ONSTACK;
+		if (sigaction(tpj_onstack_signals[i], &a, NULL) == 0)
+			fixed++;
+	}
+	return fixed;
+}
+
+/* tpj_libjsig reports whether libjsig is preloaded: it virtualises
+ * sigaction, so the fix-up cannot work and Go's handlers end up behind the
+ * JVM's. */
+static int tpj_libjsig(void) { return dlsym(RTLD_DEFAULT, "JVM_begin_signal_setting") != NULL; }
+
+static int tpj_exception(JNIEnv *env) {
+	if ((*env)->ExceptionCheck(env)) {
+		(*env)->ExceptionClear(env);
+		return 1;
+	}
+	return 0;
+}
+
+/* tpj_system_loader returns the system class loader (a local ref) or NULL. */
+static jobject tpj_system_loader(JNIEnv *env, jclass *cl) {
+	*cl = (*env)->FindClass(env, "java/lang/ClassLoader");
+	if (*cl == NULL) {
+		tpj_exception(env);
+		return NULL;
+	}
+	jmethodID m = (*env)->GetStaticMethodID(env, *cl, "getSystemClassLoader", "()Ljava/lang/ClassLoader;");
+	if (m == NULL) {
+		tpj_exception(env);
+		return NULL;
+	}
+	jobject l = (*env)->CallStaticObjectMethod(env, *cl, m);
+	if (tpj_exception(env))
+		return NULL;
+	return l;
+}
+
+/* tpj_load_existing finds a helper class the loader already has (a second
+ * agent instance, or the application bundled it). */
+static jclass tpj_load_existing(JNIEnv *env, jclass cl, jobject loader, const char *name) {
+	char dotted[128];
+	snprintf(dotted, sizeof dotted, "%s", name);
+	for (char *p = dotted; *p; p++)
+		if (*p == '/')
+			*p = '.';
+	jmethodID m = (*env)->GetMethodID(env, cl, "loadClass", "(Ljava/lang/String;)Ljava/lang/Class;");
+	if (m == NULL) {
+		tpj_exception(env);
+		return NULL;
+	}
+	jstring s = (*env)->NewStringUTF(env, dotted);
+	if (s == NULL) {
+		tpj_exception(env);
+		return NULL;
+	}
+	jclass c = (jclass)(*env)->CallObjectMethod(env, loader, m, s);
+	(*env)->DeleteLocalRef(env, s);
+	if (tpj_exception(env))
+		return NULL;
+	return c;
+}
+
+/* tpj_bind defines the helper classes in the system class loader, binds
+ * Tadpole's natives and marks them bound. It returns the JulSync class (a
+ * local ref) or NULL. */
+static jclass tpj_bind(JNIEnv *env) {
+	jclass cl;
+	jobject loader = tpj_system_loader(env, &cl);
+	if (loader == NULL) {
+		tpj_warn("no system class loader: Java API and JUL unavailable");
+		return NULL;
+	}
+	jclass tadpole = NULL, sync = NULL;
+	for (int i = 0; i < tpj_nclasses; i++) {
+		const char *name = tpj_classes[i].name;
+		jclass c = (*env)->DefineClass(env, name, loader, tpj_classes[i].bytes, (jsize)tpj_classes[i].len);
+		if (c == NULL) {
+			tpj_exception(env);
+			c = tpj_load_existing(env, cl, loader, name);
+		}
+		if (c == NULL) {
+			tpj_warn("cannot define %s: Java API and JUL unavailable", name);
+			return NULL;
+		}
+		if (strcmp(name, "io/tadpole/Tadpole") == 0)
+			tadpole = c;
+		else if (strcmp(name, "io/tadpole/JulSync") == 0)
+			sync = c;
+		else
+			(*env)->DeleteLocalRef(env, c);
+	}
+	if (tadpole == NULL || sync == NULL || tpj_register_natives(env, tadpole) != 0) {
+		tpj_warn("cannot bind io.tadpole.Tadpole's natives: Java API and JUL unavailable");
+		return NULL;
+	}
+	jfieldID f = (*env)->GetStaticFieldID(env, tadpole, "bound", "Z");
+	if (f == NULL) {
+		tpj_exception(env);
+		return NULL;
+	}
+	(*env)->SetStaticBooleanField(env, tadpole, f, JNI_TRUE);
+	return sync;
+}
+
+/* tpj_name_thread names the calling thread, thread, in the trace. */
+static void tpj_name_thread(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
+	jvmtiThreadInfo info;
+	memset(&info, 0, sizeof info);
+	if ((*jvmti)->GetThreadInfo(jvmti, thread, &info) != JVMTI_ERROR_NONE)
+		return;
+	if (info.name != NULL && info.name[0] != 0)
+		tadpole_thread_name(info.name);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+	if (info.thread_group != NULL)
+		(*env)->DeleteLocalRef(env, info.thread_group);
+	if (info.context_class_loader != NULL)
+		(*env)->DeleteLocalRef(env, info.context_class_loader);
+}
+
+/* tpj_begin binds the helpers, starts tracing (waiting for HQ at most the
+ * connect and start timeouts) and, when tracing, the JUL thread. The JVM
+ * goes on untraced after one warning when HQ is absent. */
+static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *options) {
+	tpj_fix_onstack();
+	jclass sync = tpj_bind(env);
+	int rc = tadpole_start(options);
+	if (rc != TADPOLE_OK) {
+		char why[256];
+		tadpole_errmsg(why, sizeof why);
+		tpj_warn("the JVM runs untraced: %s", why[0] != 0 ? why : tadpole_strerror(rc));
+		return;
+	}
+	atomic_store(&tpj_started, 1);
+	if (thread != NULL)
+		tpj_name_thread(jvmti, env, thread);
+	if (sync != NULL) {
+		jmethodID m = (*env)->GetStaticMethodID(env, sync, "start", "()V");
+		if (m != NULL)
+			(*env)->CallStaticVoidMethod(env, sync, m);
+		if (tpj_exception(env) || m == NULL)
+			tpj_warn("cannot start the JUL thread: JUL records are not traced");
+	}
+}
+
+static void JNICALL tpj_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
+	tpj_begin(jvmti, env, thread, tpj_options);
+}
+
+static void JNICALL tpj_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
+	(void)jvmti, (void)env;
+	if (atomic_exchange(&tpj_started, 0))
+		tadpole_stop();
+}
+
+static void JNICALL tpj_thread_start(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
+	if (atomic_load_explicit(&tpj_started, memory_order_relaxed))
+		tpj_name_thread(jvmti, env, thread);
+}
+
+/* tpj_init checks the environment, loads the Go side and gets a JVMTI
+ * environment with the callbacks set. It returns 0, or -1 when the agent
+ * must stay inert (the JVM always goes on). */
+static int tpj_init(JavaVM *vm, int live) {
+	if (atomic_exchange(&tpj_loaded, 1)) {
+		tpj_warn("agent loaded twice: the second load is ignored");
+		return -1;
+	}
+	if (tpj_libjsig()) {
+		fprintf(stderr, "tadpole: [ERROR] libjsig is preloaded (LD_PRELOAD=libjsig.so): it hides the signal "
+		                "handlers tadpole needs, so the agent refuses to start. Remove libjsig: tadpole already "
+		                "forwards signals to the JVM. The JVM runs untraced.\n");
+		return -1;
+	}
+	if (tpjGoLoad() < 0)
+		return -1;
+	jvmtiEnv *jvmti = NULL;
+	if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || jvmti == NULL) {
+		tpj_warn("no JVMTI 1.2 environment: the JVM runs untraced");
+		return -1;
+	}
+	tpj_jvmti = jvmti;
+	jvmtiEventCallbacks cb;
+	memset(&cb, 0, sizeof cb);
+	cb.VMInit = tpj_vm_init;
+	cb.VMDeath = tpj_vm_death;
+	cb.ThreadStart = tpj_thread_start;
+	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE) {
+		tpj_warn("cannot set JVMTI callbacks: the JVM runs untraced");
+		return -1;
+	}
+	if (!live)
+		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
+	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
+	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
+	return 0;
+}
+
+TPJ_EXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
+	(void)reserved;
+	if (tpj_init(vm, 0) != 0)
+		return JNI_OK;
+	tpj_options = strdup(options != NULL ? options : "");
+	return JNI_OK;
+}
+
+TPJ_EXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved) {
+	(void)reserved;
+	if (tpj_init(vm, 1) != 0)
+		return JNI_OK;
+	JNIEnv *env = NULL;
+	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || env == NULL) {
+		tpj_warn("no JNI environment in Agent_OnAttach: the JVM runs untraced");
+		return JNI_OK;
+	}
+	jthread self = NULL;
+	(*tpj_jvmti)->GetCurrentThread(tpj_jvmti, &self);
+	tpj_begin(tpj_jvmti, env, self, options != NULL ? options : "");
+	return JNI_OK;
+}
+
+TPJ_EXPORT void JNICALL Agent_OnUnload(JavaVM *vm) {
+	(void)vm;
+	if (atomic_exchange(&tpj_started, 0))
+		tadpole_stop();
+}

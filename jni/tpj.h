@@ -1,0 +1,23 @@
+/*
+ * tpj.h: declarations shared by jni's C side (agent.c, natives.c) and its
+ * Go side. No jni.h here: cgo copies the preambles that include this file
+ * into _cgo_export.h.
+ */
+#ifndef TADPOLE_JNI_TPJ_H
+#define TADPOLE_JNI_TPJ_H
+
+#include <stddef.h>
+
+/* Most embedded helper classes. */
+#define TPJ_MAX_CLASSES 8
+
+/* tpj_add_class records an embedded class, name in JVM internal form
+ * ("io/tadpole/Tadpole"), in definition order (superclasses first). The
+ * bytes stay owned by the Go side, which never frees them. */
+void tpj_add_class(const char *name, const void *bytes, size_t len);
+
+/* Self-test codes of Tadpole.selfTest0 (tests only). */
+#define TPJ_SELFTEST_PANIC 1
+#define TPJ_SELFTEST_EPIPE 2
+
+#endif /* TADPOLE_JNI_TPJ_H */
