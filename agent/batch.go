@@ -117,7 +117,7 @@ func MonoNow() int64 {
 // buffer and publishes it in one ring slot; the drain walks the records, so
 // a batch costs the host one copy, not one slot per event. At most
 // maxBatchBytes of them wait for the drain at a time.
-const maxBatchBytes = 8 << 20
+const maxBatchBytes = 1 << 20
 
 var batchPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
