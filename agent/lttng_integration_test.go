@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"os"
@@ -337,50 +336,13 @@ func lttngCmd(t *testing.T, sd *testpeers.Sessiond, a *integApp, args ...string)
 	return a.lastTick() + integGrace
 }
 
-// integMIList is the part of `lttng --mi xml list -j` the tests read.
-type integMIList struct {
-	Domains []struct {
-		Type string `xml:"type"`
-		PIDs []struct {
-			ID     int    `xml:"id"`
-			Name   string `xml:"name"`
-			Events []struct {
-				Name string `xml:"name"`
-			} `xml:"events>event"`
-		} `xml:"pids>pid"`
-	} `xml:"output>domains>domain"`
-}
-
-// listedLoggers returns the JUL names `lttng --mi xml list -j` shows for pid
-// and whether pid is listed.
-func listedLoggers(t *testing.T, sd *testpeers.Sessiond, pid int) ([]string, bool) {
-	t.Helper()
-	out := sd.MustLttng("--mi", "xml", "list", "-j")
-	var l integMIList
-	if err := xml.Unmarshal([]byte(out), &l); err != nil {
-		t.Fatalf("lttng --mi xml list -j: %v\n%s", err, out)
-	}
-	for _, d := range l.Domains {
-		for _, p := range d.PIDs {
-			if d.Type == "JUL" && p.ID == pid {
-				var names []string
-				for _, e := range p.Events {
-					names = append(names, e.Name)
-				}
-				return names, true
-			}
-		}
-	}
-	return nil, false
-}
-
 // waitListed waits until `lttng list -j` shows pid with the program's
 // loggers and returns how long that took.
 func waitListed(t *testing.T, sd *testpeers.Sessiond, pid int) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for {
-		names, ok := listedLoggers(t, sd, pid)
+		names, ok := sd.ListedJUL(pid)
 		if ok && reflect.DeepEqual(names, integLoggers) {
 			return time.Since(start)
 		}

@@ -2,7 +2,6 @@ package lttngagent
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
 	"os"
 	"reflect"
@@ -13,43 +12,6 @@ import (
 
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 )
-
-// miList is the part of `lttng --mi xml list -j` the test reads.
-type miList struct {
-	Domains []struct {
-		Type string `xml:"type"`
-		PIDs []struct {
-			ID     int    `xml:"id"`
-			Name   string `xml:"name"`
-			Events []struct {
-				Name string `xml:"name"`
-			} `xml:"events>event"`
-		} `xml:"pids>pid"`
-	} `xml:"output>domains>domain"`
-}
-
-// listedNames returns the JUL names `lttng list -j` shows for pid, and
-// whether pid is listed at all.
-func listedNames(t *testing.T, sd *testpeers.Sessiond, pid int) ([]string, bool) {
-	t.Helper()
-	out := sd.MustLttng("--mi", "xml", "list", "-j")
-	var l miList
-	if err := xml.Unmarshal([]byte(out), &l); err != nil {
-		t.Fatalf("lttng --mi xml list -j: %v\n%s", err, out)
-	}
-	for _, d := range l.Domains {
-		for _, p := range d.PIDs {
-			if d.Type == "JUL" && p.ID == pid {
-				var names []string
-				for _, e := range p.Events {
-					names = append(names, e.Name)
-				}
-				return names, true
-			}
-		}
-	}
-	return nil, false
-}
 
 // drain returns the handler calls that arrive until none comes for quiet.
 func (h *recHandler) drain(quiet time.Duration) []string {
@@ -107,7 +69,7 @@ func TestRealSessiond(t *testing.T) {
 	c := newClient(h)
 	waitRegistered(t, c)
 
-	names, ok := listedNames(t, sd, pid)
+	names, ok := sd.ListedJUL(pid)
 	if !ok || !reflect.DeepEqual(names, []string{"a.b", "a.c"}) {
 		t.Errorf("lttng list -j for pid %d: listed %v, names %q; want [a.b a.c]", pid, ok, names)
 	}
@@ -176,7 +138,7 @@ func TestRealSessiond(t *testing.T) {
 	h2.nextClosed(t)
 	sd.Start()
 	waitNewRegistration(t, c2)
-	if names, ok := listedNames(t, sd, pid); !ok || !slices.Equal(names, []string{"a.b"}) {
+	if names, ok := sd.ListedJUL(pid); !ok || !slices.Equal(names, []string{"a.b"}) {
 		t.Errorf("after restart: listed %v, names %q; want [a.b]", ok, names)
 	}
 
@@ -185,7 +147,7 @@ func TestRealSessiond(t *testing.T) {
 	h2.nextClosed(t)
 	sd.Start()
 	waitNewRegistration(t, c2)
-	if _, ok := listedNames(t, sd, pid); !ok {
+	if _, ok := sd.ListedJUL(pid); !ok {
 		t.Errorf("after kill and restart: pid %d not listed", pid)
 	}
 	c2.Close()
