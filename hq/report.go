@@ -188,11 +188,10 @@ func (r *Report) Write(w io.Writer) error {
 		}
 	}
 	if r.Markers > 0 {
-		p("  markers: %s; last:", count(r.Markers))
+		p("  markers: %s; the last %d:\n", count(r.Markers), len(r.LastMarkers))
 		for _, m := range r.LastMarkers {
-			p(" %s=%s", m.Key, m.Value)
+			p("    %s = %s\n", m.Key, m.Value)
 		}
-		p("\n")
 	}
 	if c := r.Classes; c.Transformed+c.Ignored+c.Failed > 0 {
 		p("  classes: %s transformed, %s ignored, %s failed", count(c.Transformed), count(c.Ignored), count(c.Failed))
