@@ -90,6 +90,14 @@
 // Logging is not the per-event hot path; a crossing costs a few hundred
 // nanoseconds.
 //
+// # The JVM agent's strings
+//
+// Package jni passes strings in Java's modified UTF-8. tp.h declares hidden
+// variants of the string calls for it (tp_jmarker, tp_jthread_name,
+// tp_jlogger_register, tp_jlog): markers and thread names carry
+// agent.BatchFlagMUTF8, which the agent decodes; logger names and log
+// records are converted with bytefrog.String before they reach the agent.
+//
 // # fork
 //
 // A pthread_atfork child handler marks the library dead in the child: the Go

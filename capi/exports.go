@@ -1,6 +1,7 @@
 package capi
 
 /*
+#include <string.h>
 #include "tp.h"
 */
 import "C"
@@ -9,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // The Go entry points of the C API. Their names are private: the C
@@ -48,9 +50,9 @@ func tadpoleGoExc(name *C.char, errbuf *C.char, errlen C.size_t) (rc C.int) {
 }
 
 //export tadpoleGoLogger
-func tadpoleGoLogger(name *C.char, errbuf *C.char, errlen C.size_t) (rc C.int) {
+func tadpoleGoLogger(name *C.char, mutf8 C.int, errbuf *C.char, errlen C.size_t) (rc C.int) {
 	defer recovered(&rc, errbuf, errlen)
-	h, err := registerLogger(C.GoString(name))
+	h, err := registerLogger(goString(name, mutf8))
 	if err != nil {
 		return fail(errbuf, errlen, err)
 	}
@@ -71,7 +73,7 @@ func tadpoleGoSubmit(thread C.uint64_t, p unsafe.Pointer, n C.size_t, errbuf *C.
 }
 
 //export tadpoleGoLog
-func tadpoleGoLog(thread C.uint64_t, p unsafe.Pointer, n C.size_t, h C.int32_t, level C.int, levelName, msg *C.char, errbuf *C.char, errlen C.size_t) (rc C.int) {
+func tadpoleGoLog(thread C.uint64_t, p unsafe.Pointer, n C.size_t, h C.int32_t, level C.int, levelName, msg *C.char, mutf8 C.int, errbuf *C.char, errlen C.size_t) (rc C.int) {
 	defer recovered(&rc, errbuf, errlen)
 	if n > 0 {
 		if err := submit(uint64(thread), unsafe.Slice((*byte)(p), int(n))); err != nil {
@@ -85,12 +87,12 @@ func tadpoleGoLog(thread C.uint64_t, p unsafe.Pointer, n C.size_t, h C.int32_t, 
 	}
 	name := ""
 	if levelName != nil {
-		name = C.GoString(levelName)
+		name = goString(levelName, mutf8)
 	}
 	if name == "" {
 		name = levelNameOf(agent.Domain(), int32(level))
 	}
-	l.Log(int32(level), name, C.GoString(msg))
+	l.Log(int32(level), name, goString(msg, mutf8))
 	return codeOK
 }
 
@@ -101,4 +103,13 @@ func tadpoleGoGate() (rc C.int) {
 		return 1
 	}
 	return 0
+}
+
+// goString copies a NUL-terminated C string: UTF-8, or Java's modified
+// UTF-8 (from the JVM agent) when mutf8 is non-zero.
+func goString(p *C.char, mutf8 C.int) string {
+	if mutf8 == 0 {
+		return C.GoString(p)
+	}
+	return bytefrog.String(unsafe.Slice((*byte)(unsafe.Pointer(p)), int(C.strlen(p))))
 }

@@ -38,6 +38,8 @@ var (
 	_ [agent.BatchName - C.TP_KIND_NAME]struct{}
 	_ [C.TP_FLAG_THROWN - agent.BatchFlagThrown]struct{}
 	_ [agent.BatchFlagThrown - C.TP_FLAG_THROWN]struct{}
+	_ [C.TP_FLAG_MUTF8 - agent.BatchFlagMUTF8]struct{}
+	_ [agent.BatchFlagMUTF8 - C.TP_FLAG_MUTF8]struct{}
 
 	_ [C.TP_MODE_INITIALIZING - bytefrog.ModeInitializing]struct{}
 	_ [bytefrog.ModeInitializing - C.TP_MODE_INITIALIZING]struct{}

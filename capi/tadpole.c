@@ -82,6 +82,7 @@ struct tp_thread {
 	uint64_t key; /* SubmitBatch thread key */
 	pid_t tid;
 	uint16_t name_len;
+	uint8_t name_flags; /* TP_FLAG_MUTF8 for a name from the JVM */
 	char name[TADPOLE_MAX_THREAD_NAME + 1];
 	char err[TP_ERR_SIZE]; /* last error message */
 };
@@ -173,6 +174,7 @@ static void tp_default_name(struct tp_thread *t) {
 	else
 		len = snprintf(t->name, sizeof t->name, "thread-%d", (int)t->tid);
 	t->name_len = len < 0 ? 0 : (uint16_t)len;
+	t->name_flags = 0;
 }
 
 /* tp_thread_get returns the calling thread's state, creating it. In a fork
@@ -358,7 +360,7 @@ static int tp_check_in(struct tp_thread *t, uint32_t epoch) {
 		}
 	}
 	t->ok_epoch = epoch;
-	return tp_append(t, TP_KIND_NAME, 0, 0, 0, 0, t->name, t->name_len, NULL, 0);
+	return tp_append(t, TP_KIND_NAME, t->name_flags, 0, 0, 0, t->name, t->name_len, NULL, 0);
 }
 
 static int tp_fail(int code, const char *msg) {
@@ -439,6 +441,107 @@ static inline uint16_t tp_line(int line) {
 	return line < 0 || line >= TP_NO_LINE ? TP_NO_LINE : (uint16_t)line;
 }
 
+/* ---- Recording calls with strings (UTF-8, or modified UTF-8 from jni) ---- */
+
+/* tp_marker is tadpole_marker; flags is 0 or TP_FLAG_MUTF8. A modified
+ * UTF-8 string has no 00 byte, and its characters' continuation bytes are
+ * UTF-8's, so the same length and cut rules apply. */
+static int tp_marker(const char *key, const char *value, uint8_t flags) {
+	if (key == NULL)
+		return tp_fail(TADPOLE_EINVAL, "tadpole: marker key is NULL");
+	struct tp_thread *t = tp_self;
+	if (t == NULL || t->ok_epoch != atomic_load_explicit(&tp_epoch, memory_order_relaxed)) {
+		int rc = tp_enter_slow(&t);
+		if (rc != 0)
+			return rc > 0 ? 0 : rc;
+	}
+	return tp_append(t, TP_KIND_MARKER, flags, 0, 0, 0, key, tp_utf8_len(key, TADPOLE_MAX_STRING), value,
+	                 tp_utf8_len(value, TADPOLE_MAX_STRING));
+}
+
+/* tp_thread_name is tadpole_thread_name; flags as for tp_marker. The flags
+ * stay with the name: every later check-in announces it again. */
+static int tp_thread_name(const char *name, uint8_t flags) {
+	if (atomic_load(&tp_forked))
+		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
+	if (name == NULL || name[0] == 0)
+		return tp_fail(TADPOLE_EINVAL, "tadpole: thread name is NULL or empty");
+	struct tp_thread *t = tp_thread_get();
+	if (t == NULL)
+		return TADPOLE_ENOMEM;
+	uint16_t n = tp_utf8_len(name, TADPOLE_MAX_THREAD_NAME);
+	memcpy(t->name, name, n);
+	t->name[n] = 0;
+	t->name_len = n;
+	t->name_flags = flags;
+	/* A thread checked in announces the new name at this point of the
+	 * trace; any other announces it when it checks in. */
+	if (t->ok_epoch == atomic_load_explicit(&tp_epoch, memory_order_relaxed))
+		return tp_append(t, TP_KIND_NAME, t->name_flags, 0, 0, 0, t->name, t->name_len, NULL, 0);
+	return TADPOLE_OK;
+}
+
+static void tp_raise_max(_Atomic int32_t *max, int32_t id) {
+	int32_t cur = atomic_load(max);
+	while (id > cur && !atomic_compare_exchange_weak(max, &cur, id)) {
+	}
+}
+
+/* tp_logger_register is tadpole_logger_register; mutf8 says how the Go
+ * side reads name. */
+static int32_t tp_logger_register(const char *name, int mutf8) {
+	if (atomic_load(&tp_forked))
+		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
+	if (name == NULL || name[0] == 0)
+		return tp_fail(TADPOLE_EINVAL, "tadpole: logger name is NULL or empty");
+	struct tp_thread *t = tp_thread_get();
+	if (t == NULL)
+		return TADPOLE_ENOMEM;
+	int32_t h = tadpoleGoLogger((char *)name, mutf8, t->err, sizeof t->err);
+	if (h > 0)
+		tp_raise_max(&tp_logger_max, h);
+	return h;
+}
+
+/* tp_log is tadpole_log; mutf8 says how the Go side reads the strings. */
+static int tp_log(int32_t h, int level, const char *level_name, const char *msg, int mutf8) {
+	if (atomic_load(&tp_forked))
+		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
+	if ((uint32_t)h - 1u >= (uint32_t)atomic_load(&tp_logger_max))
+		return tp_bad_handle("logger");
+	if (msg == NULL)
+		return tp_fail(TADPOLE_EINVAL, "tadpole: log message is NULL");
+	struct tp_thread *t = tp_self;
+	if (t == NULL || t->ok_epoch != atomic_load_explicit(&tp_epoch, memory_order_relaxed)) {
+		int rc = tp_enter_slow(&t);
+		if (rc != 0)
+			return rc > 0 ? 0 : rc;
+	}
+	if (!atomic_load_explicit(&tp_logger_on[h], memory_order_relaxed))
+		return TADPOLE_OK;
+	/* Hand the thread's records over first, in the same crossing, so that
+	 * the record keeps its place among the thread's events. */
+	pthread_mutex_lock(&t->mu);
+	uint32_t pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
+	uint32_t from = tp_current(t) ? t->sent : pos;
+	int rc = tadpoleGoLog(t->key, t->buf + from, (size_t)(pos - from), h, level, (char *)level_name, (char *)msg,
+	                      mutf8, t->err, sizeof t->err);
+	t->sent = 0;
+	atomic_store_explicit(&t->pos, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
+int tp_jmarker(const char *key, const char *value) { return tp_marker(key, value, TP_FLAG_MUTF8); }
+
+int tp_jthread_name(const char *name) { return tp_thread_name(name, TP_FLAG_MUTF8); }
+
+int32_t tp_jlogger_register(const char *name) { return tp_logger_register(name, 1); }
+
+int tp_jlog(int32_t h, int level, const char *level_name, const char *msg) {
+	return tp_log(h, level, level_name, msg, 1);
+}
+
 /* ---- Public API ---- */
 
 int tadpole_enter(tadpole_method m) {
@@ -475,37 +578,9 @@ int tadpole_bubble(tadpole_method m, tadpole_exc e) {
 	return tp_event(TP_KIND_BUBBLE, TP_FLAG_THROWN, 0, m, e);
 }
 
-int tadpole_marker(const char *key, const char *value) {
-	if (key == NULL)
-		return tp_fail(TADPOLE_EINVAL, "tadpole: marker key is NULL");
-	struct tp_thread *t = tp_self;
-	if (t == NULL || t->ok_epoch != atomic_load_explicit(&tp_epoch, memory_order_relaxed)) {
-		int rc = tp_enter_slow(&t);
-		if (rc != 0)
-			return rc > 0 ? 0 : rc;
-	}
-	return tp_append(t, TP_KIND_MARKER, 0, 0, 0, 0, key, tp_utf8_len(key, TADPOLE_MAX_STRING), value,
-	                 tp_utf8_len(value, TADPOLE_MAX_STRING));
-}
+int tadpole_marker(const char *key, const char *value) { return tp_marker(key, value, 0); }
 
-int tadpole_thread_name(const char *name) {
-	if (atomic_load(&tp_forked))
-		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
-	if (name == NULL || name[0] == 0)
-		return tp_fail(TADPOLE_EINVAL, "tadpole: thread name is NULL or empty");
-	struct tp_thread *t = tp_thread_get();
-	if (t == NULL)
-		return TADPOLE_ENOMEM;
-	uint16_t n = tp_utf8_len(name, TADPOLE_MAX_THREAD_NAME);
-	memcpy(t->name, name, n);
-	t->name[n] = 0;
-	t->name_len = n;
-	/* A thread checked in announces the new name at this point of the
-	 * trace; any other announces it when it checks in. */
-	if (t->ok_epoch == atomic_load_explicit(&tp_epoch, memory_order_relaxed))
-		return tp_append(t, TP_KIND_NAME, 0, 0, 0, 0, t->name, t->name_len, NULL, 0);
-	return TADPOLE_OK;
-}
+int tadpole_thread_name(const char *name) { return tp_thread_name(name, 0); }
 
 int tadpole_start(const char *options) {
 	if (atomic_load(&tp_forked))
@@ -538,12 +613,6 @@ int tadpole_tracing(void) {
 	return TP_EPOCH_MODE(atomic_load_explicit(&tp_epoch, memory_order_relaxed)) == TP_MODE_TRACING;
 }
 
-static void tp_raise_max(_Atomic int32_t *max, int32_t id) {
-	int32_t cur = atomic_load(max);
-	while (id > cur && !atomic_compare_exchange_weak(max, &cur, id)) {
-	}
-}
-
 tadpole_method tadpole_method_register(const char *signature) {
 	if (atomic_load(&tp_forked))
 		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
@@ -572,19 +641,7 @@ tadpole_exc tadpole_exc_register(const char *name) {
 	return id;
 }
 
-tadpole_logger tadpole_logger_register(const char *name) {
-	if (atomic_load(&tp_forked))
-		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
-	if (name == NULL || name[0] == 0)
-		return tp_fail(TADPOLE_EINVAL, "tadpole: logger name is NULL or empty");
-	struct tp_thread *t = tp_thread_get();
-	if (t == NULL)
-		return TADPOLE_ENOMEM;
-	int32_t h = tadpoleGoLogger((char *)name, t->err, sizeof t->err);
-	if (h > 0)
-		tp_raise_max(&tp_logger_max, h);
-	return h;
-}
+tadpole_logger tadpole_logger_register(const char *name) { return tp_logger_register(name, 0); }
 
 int tadpole_logger_enabled(tadpole_logger h) {
 	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS)
@@ -594,31 +651,7 @@ int tadpole_logger_enabled(tadpole_logger h) {
 }
 
 int tadpole_log(tadpole_logger h, int level, const char *level_name, const char *msg) {
-	if (atomic_load(&tp_forked))
-		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
-	if ((uint32_t)h - 1u >= (uint32_t)atomic_load(&tp_logger_max))
-		return tp_bad_handle("logger");
-	if (msg == NULL)
-		return tp_fail(TADPOLE_EINVAL, "tadpole: log message is NULL");
-	struct tp_thread *t = tp_self;
-	if (t == NULL || t->ok_epoch != atomic_load_explicit(&tp_epoch, memory_order_relaxed)) {
-		int rc = tp_enter_slow(&t);
-		if (rc != 0)
-			return rc > 0 ? 0 : rc;
-	}
-	if (!atomic_load_explicit(&tp_logger_on[h], memory_order_relaxed))
-		return TADPOLE_OK;
-	/* Hand the thread's records over first, in the same crossing, so that
-	 * the record keeps its place among the thread's events. */
-	pthread_mutex_lock(&t->mu);
-	uint32_t pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
-	uint32_t from = tp_current(t) ? t->sent : pos;
-	int rc = tadpoleGoLog(t->key, t->buf + from, (size_t)(pos - from), h, level, (char *)level_name, (char *)msg,
-	                      t->err, sizeof t->err);
-	t->sent = 0;
-	atomic_store_explicit(&t->pos, 0, memory_order_relaxed);
-	pthread_mutex_unlock(&t->mu);
-	return rc;
+	return tp_log(h, level, level_name, msg, 0);
 }
 
 size_t tadpole_errmsg(char *buf, size_t len) {

@@ -31,6 +31,7 @@
 #define TP_KIND_NAME 6
 
 #define TP_FLAG_THROWN 1
+#define TP_FLAG_MUTF8 2
 #define TP_NO_LINE 0xFFFF
 
 /* Bytefrog modes (bytefrog.Mode) as the C side keeps them; TP_MODE_NONE
@@ -68,5 +69,21 @@ int tp_flush_all(int skip_paused);
 void tp_set_wake_fd(int fd);
 /* tp_set_logger records whether logger handle h is enabled. */
 void tp_set_logger(int32_t h, int on);
+
+/* Called by the JVM agent (package jni), in the same library. */
+
+/* Hidden: internal to libtadpole.so, never among its dynamic symbols. */
+#define TP_INTERNAL __attribute__((visibility("hidden")))
+
+/* tp_jmarker, tp_jthread_name, tp_jlogger_register and tp_jlog are
+ * tadpole_marker, tadpole_thread_name, tadpole_logger_register and
+ * tadpole_log for strings in Java's modified UTF-8 (GetStringUTFRegion:
+ * U+0000 as C0 80, supplementary characters as two 3-byte surrogates).
+ * Markers and thread names are recorded as such, flagged TP_FLAG_MUTF8, for
+ * the agent to convert; logger names and log records are converted in Go. */
+TP_INTERNAL int tp_jmarker(const char *key, const char *value);
+TP_INTERNAL int tp_jthread_name(const char *name);
+TP_INTERNAL int32_t tp_jlogger_register(const char *name);
+TP_INTERNAL int tp_jlog(int32_t h, int level, const char *level_name, const char *msg);
 
 #endif /* TADPOLE_CAPI_TP_H */

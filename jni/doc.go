@@ -39,6 +39,12 @@
 // (modified UTF-8) and call the C API, which encodes the event into the
 // calling thread's C buffer (one initial-exec __thread pointer); Go drains
 // the buffers in batches. A log record costs one Go crossing (tadpole_log).
+// The natives use capi's internal variants of the string calls (tp_jmarker,
+// tp_jthread_name, tp_jlogger_register, tp_jlog in capi/tp.h, hidden from
+// the library's dynamic symbols): markers and thread names are recorded
+// flagged as modified UTF-8 (agent.BatchFlagMUTF8) and converted by the
+// agent, logger names and log records are converted in Go, so U+0000 (C0 80)
+// and supplementary characters (surrogate pairs) reach HQ intact.
 // Every Go export of this package recovers from panics.
 //
 // # Threads

@@ -1,7 +1,7 @@
 package jni
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -fvisibility=hidden -Wall
+#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../capi -fvisibility=hidden -Wall
 #cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-amd64/include -I/usr/lib/jvm/java-17-openjdk-amd64/include/linux
 #cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-arm64/include -I/usr/lib/jvm/java-17-openjdk-arm64/include/linux
 #cgo CFLAGS: -I/usr/lib/jvm/default-java/include -I/usr/lib/jvm/default-java/include/linux

@@ -2,11 +2,15 @@
  * natives.c: the native methods of io.tadpole.Tadpole, bound with
  * RegisterNatives. They copy Java strings into stack buffers and call the C
  * API (capi/tadpole.c), which encodes events into the calling thread's
- * buffer: no Go crossing but for tadpole_log's one.
+ * buffer: no Go crossing but for tp_jlog's one. Strings go through capi's
+ * internal tp_j* variants (capi/tp.h) of the tadpole_* calls: they read
+ * Java's modified UTF-8, so U+0000 and supplementary characters arrive
+ * intact.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp.h"
 #include "tpjc.h"
 #include "_cgo_export.h"
 
@@ -65,7 +69,7 @@ static void JNICALL tpj_marker(JNIEnv *env, jclass cls, jstring key, jstring val
 	(void)cls;
 	struct tpj_str k, v;
 	if (tpj_utf(env, key, &k) == 0 && tpj_utf(env, value, &v) == 0) {
-		tadpole_marker(k.p, v.p);
+		tp_jmarker(k.p, v.p);
 		tpj_str_free(&v);
 	}
 	tpj_str_free(&k);
@@ -75,7 +79,7 @@ static void JNICALL tpj_thread_name(JNIEnv *env, jclass cls, jstring name) {
 	(void)cls;
 	struct tpj_str n;
 	if (tpj_utf(env, name, &n) == 0 && n.p[0] != 0)
-		tadpole_thread_name(n.p);
+		tp_jthread_name(n.p);
 	tpj_str_free(&n);
 }
 
@@ -84,7 +88,7 @@ static jint JNICALL tpj_logger_register(JNIEnv *env, jclass cls, jstring name) {
 	struct tpj_str n;
 	jint h = TADPOLE_ENOMEM;
 	if (tpj_utf(env, name, &n) == 0)
-		h = tadpole_logger_register(n.p);
+		h = tp_jlogger_register(n.p);
 	tpj_str_free(&n);
 	return h;
 }
@@ -98,7 +102,7 @@ static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 	(void)cls;
 	struct tpj_str ln, m;
 	if (tpj_utf(env, level_name, &ln) == 0 && tpj_utf(env, msg, &m) == 0) {
-		tadpole_log(h, level, ln.p[0] != 0 ? ln.p : NULL, m.p);
+		tp_jlog(h, level, ln.p[0] != 0 ? ln.p : NULL, m.p);
 		tpj_str_free(&m);
 	}
 	tpj_str_free(&ln);

@@ -3,7 +3,6 @@ package ctest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,32 +25,8 @@ const (
 	RunTimeout = 60 * time.Second
 )
 
-// ErrNoRoot: the repository root (go.mod beside build.sh) was not found.
-var ErrNoRoot = errors.New("ctest: repository root not found")
-
-// Root returns the repository root: the nearest directory above this
-// package's that holds go.mod and build.sh.
-func Root() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", ErrNoRoot
-	}
-	for dir := filepath.Dir(file); ; {
-		if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "build.sh")) {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", ErrNoRoot
-		}
-		dir = up
-	}
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
-}
+// Root returns the repository root.
+func Root() (string, error) { return testpeers.RepoRoot() }
 
 // Lib is a built libtadpole.so.
 type Lib struct {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 )
 
 // TestShopExample runs examples/java/Shop.java under the agent: every JUL
@@ -28,7 +30,7 @@ func TestShopExample(t *testing.T) {
 		t.Fatalf("java Shop: %v\nstdout:\n%s\nstderr:\n%s", r.Err, r.Stdout, r.Stderr)
 	}
 	rep, c := h.waitRun(t)
-	checkClean(t, rep, c)
+	testhq.CheckClean(t, rep, c, -1)
 	// 30 orders; 7, 14, 21, 28 out of stock; late payments for multiples
 	// of 4 that were paid.
 	for _, tc := range []struct {
@@ -40,11 +42,11 @@ func TestShopExample(t *testing.T) {
 		{"log:shop.pay", 26 + 6},
 		{"log:shop.stock", 4},
 	} {
-		if got := len(c.values(tc.key)); got != tc.want {
+		if got := len(c.Markers(tc.key)); got != tc.want {
 			t.Errorf("markers %q: got %d; want %d", tc.key, got, tc.want)
 		}
 	}
-	if got := c.values("log:shop.stock"); len(got) > 0 && !strings.HasPrefix(got[0], "SEVERE order ") {
+	if got := c.Markers("log:shop.stock"); len(got) > 0 && !strings.HasPrefix(got[0], "SEVERE order ") {
 		t.Errorf("got stock record %q; want SEVERE order …", got[0])
 	}
 }

@@ -3,7 +3,6 @@ package jtest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -24,26 +23,8 @@ const (
 	RunTimeout = 90 * time.Second
 )
 
-// ErrNoRoot: the repository root (go.mod beside build.sh) was not found.
-var ErrNoRoot = errors.New("jtest: repository root not found")
-
 // Root returns the repository root.
-func Root() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", ErrNoRoot
-	}
-	for dir := filepath.Dir(file); ; {
-		if _, err := os.Stat(filepath.Join(dir, "build.sh")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", ErrNoRoot
-		}
-		dir = up
-	}
-}
+func Root() (string, error) { return testpeers.RepoRoot() }
 
 // Env is a built agent and the compiled test program.
 type Env struct {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 )
 
 func runJava(t *testing.T, e *Env, env []string, agent bool, options string, args ...string) Result {
@@ -34,7 +36,7 @@ func TestBasic(t *testing.T) {
 		t.Fatalf("got stdout %q; want tracing=true", r.Stdout)
 	}
 	rep, c := h.waitRun(t)
-	checkClean(t, rep, c)
+	testhq.CheckClean(t, rep, c, -1)
 	for _, tc := range []struct {
 		key  string
 		want []string
@@ -45,7 +47,7 @@ func TestBasic(t *testing.T) {
 		{"log:shop.orders", []string{"INFO order 1"}},
 		{"log:shop.pay", []string{"FINE pay 2", "WARNING declined card"}},
 	} {
-		if got := c.values(tc.key); !slices.Equal(got, tc.want) {
+		if got := c.Markers(tc.key); !slices.Equal(got, tc.want) {
 			t.Errorf("markers %q: got %q; want %q", tc.key, got, tc.want)
 		}
 	}
@@ -66,8 +68,8 @@ func TestNPEStorm(t *testing.T) {
 		t.Fatalf("got stdout %q; want %q", r.Stdout, want)
 	}
 	rep, c := h.waitRun(t)
-	checkClean(t, rep, c)
-	if got := c.values("npe"); len(got) != threads+1 || got[threads] != "caught "+strconv.Itoa(threads*each) {
+	testhq.CheckClean(t, rep, c, -1)
+	if got := c.Markers("npe"); len(got) != threads+1 || got[threads] != "caught "+strconv.Itoa(threads*each) {
 		t.Fatalf("got npe markers %q; want %d starts and the total", got, threads)
 	}
 }
@@ -83,7 +85,7 @@ func TestSelfTest(t *testing.T) {
 		t.Fatalf("got stdout %q; want %q", r.Stdout, want)
 	}
 	rep, c := h.waitRun(t)
-	checkClean(t, rep, c)
+	testhq.CheckClean(t, rep, c, -1)
 }
 
 // TestThreadDump: kill -QUIT and jcmd Thread.print still work.
@@ -114,8 +116,8 @@ func TestThreadDump(t *testing.T) {
 		t.Errorf("no thread dump on stdout after SIGQUIT:\n%s", out.String())
 	}
 	rep, c := h.waitRun(t)
-	checkClean(t, rep, c)
-	if got := c.values("woke"); len(got) != 1 {
+	testhq.CheckClean(t, rep, c, -1)
+	if got := c.Markers("woke"); len(got) != 1 {
 		t.Errorf("got woke markers %q; want 1", got)
 	}
 }
@@ -135,7 +137,7 @@ func TestHQKilled(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond)
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	h.srv.Shutdown(sctx)
+	h.Srv.Shutdown(sctx)
 	scancel()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("java after HQ shut down: %v\n%s", err, errb.String())
@@ -223,8 +225,8 @@ func TestAttach(t *testing.T) {
 		t.Fatalf("got stdout %q; want tracing=true\n%s", out.String(), errb.String())
 	}
 	rep, c := h.waitRun(t)
-	checkClean(t, rep, c)
-	if got := c.values("woke"); len(got) != 1 {
+	testhq.CheckClean(t, rep, c, -1)
+	if got := c.Markers("woke"); len(got) != 1 {
 		t.Errorf("got woke markers %q; want 1", got)
 	}
 }

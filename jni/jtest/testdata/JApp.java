@@ -22,6 +22,10 @@ public class JApp {
 			return;
 		} else if (mode.equals("logloop")) {
 			logLoop(Long.parseLong(args[1]));
+		} else if (mode.equals("mutf8")) {
+			mutf8();
+		} else if (mode.equals("lttng")) {
+			lttng();
 		}
 		System.out.println("JApp done " + mode + " tracing=" + Tadpole.tracing());
 	}
@@ -47,6 +51,62 @@ public class JApp {
 		t.start();
 		t.join();
 		Tadpole.marker("k2", "v\u00e9");
+	}
+
+	/* S holds U+0000 and a supplementary character (U+1F600), which
+	 * modified UTF-8 encodes differently from UTF-8. */
+	static final String S = "a\u0000b\uD83D\uDE00";
+
+	static void mutf8() throws Exception {
+		Logger l = Logger.getLogger("shop." + S);
+		l.setUseParentHandlers(false);
+		Tadpole.syncLoggers();
+		Tadpole.marker("k" + S, S);
+		l.info(S);
+		l.log(Level.WARNING, "{0}!", S);
+		Thread t = new Thread(new Runnable() {
+			public void run() {
+				Tadpole.marker("named", S);
+			}
+		}, "t-" + S);
+		t.start();
+		t.join();
+	}
+
+	/* lttng logs on shop.orders and shop.pay and records a marker "tick"
+	 * with the iteration every 2 ms until stdin closes; the records say
+	 * "tick <i>" too. */
+	static void lttng() throws Exception {
+		Logger a = Logger.getLogger("shop.orders");
+		Logger b = Logger.getLogger("shop.pay");
+		a.setUseParentHandlers(false);
+		b.setUseParentHandlers(false);
+		final boolean[] eof = new boolean[1];
+		Thread r = new Thread(new Runnable() {
+			public void run() {
+				try {
+					while (System.in.read() >= 0) {
+					}
+				} catch (java.io.IOException e) {
+				}
+				synchronized (eof) {
+					eof[0] = true;
+				}
+			}
+		}, "stdin");
+		r.setDaemon(true);
+		r.start();
+		for (int i = 0;; i++) {
+			synchronized (eof) {
+				if (eof[0]) {
+					break;
+				}
+			}
+			a.info("tick " + i);
+			b.info("tick " + i);
+			Tadpole.marker("tick", Integer.toString(i));
+			Thread.sleep(2);
+		}
 	}
 
 	static void npeStorm(int threads, final int each) throws Exception {
