@@ -19,15 +19,23 @@ func record(k kind, method, exc int32, line uint16, flag bool) {
 	recordOn(s, uint64(routine.Goid()), k, method, exc, line, flag)
 }
 
-func recordOn(s *session, thread uint64, k kind, method, exc int32, line uint16, flag bool) {
+// claim waits out a pause and reserves the next slot; ok is false when the
+// event is not to be recorded.
+func claim(s *session) (i uint64, sl *slot, ok bool) {
 	if s.mode.Load() != uint32(modeTracing) && !s.gate() {
-		return
+		return 0, nil, false
 	}
-	i, ok := s.ring.reserve(1)
+	if i, ok = s.ring.reserve(1); !ok {
+		return 0, nil, false
+	}
+	return i, s.ring.at(i), true
+}
+
+func recordOn(s *session, thread uint64, k kind, method, exc int32, line uint16, flag bool) {
+	i, sl, ok := claim(s)
 	if !ok {
 		return
 	}
-	sl := s.ring.at(i)
 	sl.flag = flag
 	sl.line = line
 	sl.method = method
@@ -42,14 +50,10 @@ func recordText(k kind, key, value string) {
 	if s == nil {
 		return
 	}
-	if s.mode.Load() != uint32(modeTracing) && !s.gate() {
-		return
-	}
-	i, ok := s.ring.reserve(1)
+	i, sl, ok := claim(s)
 	if !ok {
 		return
 	}
-	sl := s.ring.at(i)
 	sl.method, sl.exc = 0, 0
 	sl.rel = s.clock.Load()
 	sl.thread = uint64(routine.Goid())

@@ -39,7 +39,7 @@ func sinkSession(tb testing.TB, conns int) *session {
 		s.mode.Store(uint32(bytefrog.ModeShutdown))
 		s.closeStop()
 		s.ring.nudge()
-		<-*s.dataDone.Load()
+		<-s.dataDone
 		active.CompareAndSwap(s, nil)
 	})
 	return s

@@ -68,10 +68,11 @@ type session struct {
 	failOnce sync.Once
 	failCh   chan struct{} // closed when the run failed
 	failErr  error
-	started  chan struct{}                 // closed once tracing began
-	startErr chan error                    // reader → Start caller, when Start could not begin
-	done     chan struct{}                 // closed when every goroutine has ended
-	dataDone atomic.Pointer[chan struct{}] // closed when the data side has ended
+	started  chan struct{} // closed once tracing began
+	startErr chan error    // reader → Start caller, when Start could not begin
+	done     chan struct{} // closed when every goroutine has ended
+	dataDone chan struct{} // closed when the data side has ended (or never began)
+	dataOnce sync.Once
 	wg       sync.WaitGroup
 	ctrlWG   sync.WaitGroup
 }
@@ -93,6 +94,7 @@ func newSession(cfg Config, log *logger) *session {
 		started:  make(chan struct{}),
 		startErr: make(chan error, 1),
 		done:     make(chan struct{}),
+		dataDone: make(chan struct{}),
 	}
 	s.mode.Store(uint32(bytefrog.ModeInitializing))
 	s.brk.init()
@@ -302,7 +304,7 @@ func (s *session) writeControl() {
 			}
 		case <-s.failCh:
 			return
-		case <-s.dataDoneCh():
+		case <-s.dataDone:
 			// Data is drained and closed: flush what is queued and end.
 			for {
 				select {
@@ -320,15 +322,6 @@ func (s *session) writeControl() {
 			}
 		}
 	}
-}
-
-var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-func (s *session) dataDoneCh() <-chan struct{} {
-	if v := s.dataDone.Load(); v != nil {
-		return *v
-	}
-	return nil
 }
 
 func (s *session) readControl() {
@@ -505,8 +498,6 @@ func (s *session) startPipeline(budget int) {
 	s.pool = newBufPool(budget)
 	s.begin = time.Now()
 	s.beginMono = MonoNow()
-	dd := make(chan struct{})
-	s.dataDone.Store(&dd)
 	s.wg.Add(1 + len(s.data) + 1)
 	go newDrain(s).run()
 	for _, c := range s.data {
@@ -515,7 +506,7 @@ func (s *session) startPipeline(budget int) {
 	go s.tick()
 	go func() {
 		s.wg.Wait()
-		close(dd)
+		s.endData()
 	}()
 }
 
@@ -603,16 +594,13 @@ func (s *session) fail(err error) {
 			c.Close()
 		}
 		if s.ring == nil {
-			s.wgDataDone()
+			s.endData()
 		}
 	})
 }
 
-func (s *session) wgDataDone() {
-	if s.dataDone.Load() == nil {
-		s.dataDone.Store(&closedCh)
-	}
-}
+// endData marks the data side ended.
+func (s *session) endData() { s.dataOnce.Do(func() { close(s.dataDone) }) }
 
 func (s *session) closeStop() {
 	s.stopOnce.Do(func() { close(s.stopCh) })
@@ -625,7 +613,7 @@ func (s *session) stop(ctx context.Context) error {
 		s.unpause(bytefrog.ModeShutdown)
 		s.closeStop()
 		if s.ring == nil {
-			s.wgDataDone()
+			s.endData()
 		} else {
 			s.ring.nudge()
 		}

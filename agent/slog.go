@@ -159,12 +159,7 @@ func (h *SlogHandler) Handle(_ context.Context, r slog.Record) error {
 		appendAttr(&b, h.prefix, a)
 		return true
 	})
-	msg := b.String()
-	if !h.logger.accepts(domainLevel(r.Level), msg) {
-		return nil
-	}
-	k, v := LogMarker(h.logger.name, r.Level.String(), msg)
-	Mark(k, v)
+	h.logger.Log(domainLevel(r.Level), r.Level.String(), b.String())
 	return nil
 }
 
