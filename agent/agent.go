@@ -89,13 +89,15 @@ func (a *Agent) start(ctx context.Context) error {
 		<-s.done
 		return ErrAlreadyRunning
 	}
+	select {
+	case <-s.done:
+		// The run ended between start and here; its end could not free the slot.
+		active.CompareAndSwap(s, nil)
+	default:
+	}
 	a.mu.Lock()
 	a.sess = s
 	a.mu.Unlock()
-	go func() {
-		<-s.done
-		active.CompareAndSwap(s, nil)
-	}()
 	domain.Store(a.cfg.LTTngDomain)
 	SetLogPolicy(a.cfg.Logs)
 	if a.cfg.LTTng {

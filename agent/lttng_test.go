@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
@@ -196,13 +198,15 @@ func BenchmarkLoggerFilter(b *testing.B) {
 
 func TestHooksHaveManySubscribers(t *testing.T) {
 	var a, b int
+	// Hooks see new loggers only: names are fresh on every -count.
+	name := fmt.Sprintf("lt.hooks.%d.", time.Now().UnixNano())
 	ra := AddLoggerHook(func(*Logger, bool) { a++ })
 	rb := AddLoggerHook(func(*Logger, bool) { b++ })
-	RegisterLogger("lt.hooks.1")
+	RegisterLogger(name + "1")
 	ra()
-	RegisterLogger("lt.hooks.2")
+	RegisterLogger(name + "2")
 	rb()
-	RegisterLogger("lt.hooks.3")
+	RegisterLogger(name + "3")
 	if a != 1 || b != 2 {
 		t.Errorf("hook calls a=%d b=%d; want 1 and 2", a, b)
 	}

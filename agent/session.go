@@ -185,6 +185,8 @@ func (s *session) run() {
 	go func() {
 		s.ctrlWG.Wait()
 		s.ctrl.Close()
+		// The process is free for another agent before anyone sees done.
+		active.CompareAndSwap(s, nil)
 		close(s.done)
 	}()
 }
