@@ -23,7 +23,8 @@ import (
 // Record layout, little-endian, each record padded to a multiple of 8 bytes:
 //
 //	off size field
-//	0   1    kind: 1 entry, 2 exit, 3 exception, 4 bubble, 5 marker, 6 thread name
+//	0   1    kind: 1 entry, 2 exit, 3 exception, 4 bubble, 5 marker, 6 thread name,
+//	         7 thread end (the thread records nothing more; its wire id is not reused)
 //	1   1    flags: bit 0 exit by exception; bit 1 strings are modified UTF-8
 //	2   2    line (0xFFFF unknown)
 //	4   4    method id (from NewMethod)
@@ -42,6 +43,7 @@ const (
 	BatchBubble = 4
 	BatchMarker = 5
 	BatchName   = 6
+	BatchEnd    = 7
 
 	BatchFlagThrown = 1 << 0
 	BatchFlagMUTF8  = 1 << 1
@@ -57,6 +59,7 @@ var batchKinds = [...]kind{
 	BatchBubble: kindBubble,
 	BatchMarker: kindMarker,
 	BatchName:   kindName,
+	BatchEnd:    kindEnd,
 }
 
 // scanBatch validates b and counts its records.

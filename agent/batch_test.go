@@ -103,3 +103,28 @@ func TestHostBatches(t *testing.T) {
 		t.Errorf("marker %q; want modified UTF-8 decoded", m[0])
 	}
 }
+
+// TestThreadEnd checks that a host thread that ended and a new thread with
+// the same host id get two wire thread ids, each with its own name.
+func TestThreadEnd(t *testing.T) {
+	h := startHQ(t, nil)
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
+	m := NewMethod("host/C.end;1;()V")
+	for _, name := range []string{"first", "second"} {
+		now := MonoNow()
+		b := AppendBatchRecord(nil, BatchName, 0, 0, 0, 0, now, name, "")
+		b = AppendBatchRecord(b, BatchEntry, 0, 0, m.ID(), 0, now, "", "")
+		b = AppendBatchRecord(b, BatchExit, 0, 3, m.ID(), 0, now, "", "")
+		b = AppendBatchRecord(b, BatchEnd, 0, 0, 0, 0, now, "", "")
+		if _, err := SubmitBatch(42, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := finish(t, a, run)
+	c := h.Collector(0)
+	testhq.CheckClean(t, rep, c, 4)
+	byThread := c.ByThread()
+	if len(byThread["first"]) != 2 || len(byThread["second"]) != 2 {
+		t.Errorf("events by thread %v; want 2 for first and 2 for second", byThread)
+	}
+}

@@ -32,7 +32,7 @@ type bufPool struct {
 // Buffer sizing follows the original agent: start at 8 KiB and halve until
 // the budget holds at least minBuffers buffers; never below minBufSize.
 const (
-	maxBufSize = 8 << 10
+	maxBufSize = 64 << 10
 	minBufSize = 512
 	minBuffers = 10
 )
@@ -89,6 +89,9 @@ type drain struct {
 	methodSent []bool // indexed by method id
 	excSent    []bool // indexed by exception id
 
+	codePulse bool // MethodExit in the Code Pulse layout
+	full      int  // ship the current buffer once it holds this many bytes
+
 	cur       *sendBuf
 	curSince  time.Time
 	lastBreak int32
@@ -102,9 +105,11 @@ const maxThreads = 1 << 16
 
 func newDrain(s *session) *drain {
 	return &drain{
-		s:     s,
-		tids:  make(map[uint64]uint16),
-		names: make(map[uint64]string),
+		s:         s,
+		tids:      make(map[uint64]uint16),
+		names:     make(map[uint64]string),
+		codePulse: s.cfg.Flavor == bytefrog.FlavorCodePulse,
+		full:      s.pool.full,
 	}
 }
 
@@ -120,8 +125,9 @@ func (d *drain) run() {
 		if s.brk.due(h) {
 			d.dataBreak()
 		}
-		if r.ready(h) {
-			d.process(r.kindAt(h), r.at(h), r.textAt(h))
+		sl := r.at(h)
+		if v := atomic.LoadUint32(&sl.hdr); v>>8 == r.lap(h) {
+			d.process(kind(v), sl, r.textAt(h))
 			h++
 			if h&63 == 0 {
 				r.head.Store(h)
@@ -132,23 +138,20 @@ func (d *drain) run() {
 		if d.cur != nil && len(d.cur.b) > 0 && time.Since(d.curSince) >= s.cfg.FlushInterval {
 			d.ship()
 		}
-		if s.stopping.Load() && h == r.tail.Load() {
+		if s.stopping.Load() {
 			// Let producers that passed the mode check just before the stop
 			// publish, then finish.
-			if !r.park(h, 2*time.Millisecond, nil) && h == r.tail.Load() {
+			if !r.await(h, 2*time.Millisecond) && h == r.tail.Load() {
 				return
 			}
 			continue
 		}
-		wait := time.Duration(0)
+		wait := s.cfg.FlushInterval
 		if d.cur != nil && len(d.cur.b) > 0 {
-			wait = s.cfg.FlushInterval - time.Since(d.curSince)
+			wait -= time.Since(d.curSince)
 			if wait <= 0 {
 				wait = time.Microsecond
 			}
-		}
-		if wait == 0 {
-			wait = 50 * time.Millisecond // re-check stopping now and then
 		}
 		r.park(h, wait, s.stopCh)
 	}
@@ -200,31 +203,30 @@ func (d *drain) ship() {
 // process handles one published slot; t holds its strings, cleared here so
 // the ring keeps no string alive.
 func (d *drain) process(k kind, sl *slot, t *text) {
-	if k == kindBatch {
-		d.batch(sl.thread, t)
+	if !k.sequenced() {
+		d.unsequenced(k, sl, t)
 		return
 	}
-	if k == kindName {
-		d.rename(sl.thread, t.key, sl.rel)
-		*t = text{}
-		return
-	}
-	if d.discard {
-		return
-	}
-	b := d.buf()
+	b := d.cur
 	if b == nil {
-		return
+		if b = d.buf(); b == nil {
+			*t = text{}
+			return
+		}
 	}
 	var tid uint16
 	if k != kindMarker { // a Marker carries no thread id
-		tid = d.tid(b, sl.thread, sl.rel)
+		if d.lastOK && sl.thread == d.lastKey {
+			tid = d.lastTid
+		} else {
+			tid = d.tid(b, sl.thread, sl.rel)
+		}
 	}
-	if sl.method > 0 {
-		d.mapMethod(b, sl.method)
+	if m := sl.method; m > 0 && (int(m) >= len(d.methodSent) || !d.methodSent[m]) {
+		d.mapMethod(b, m)
 	}
-	if sl.exc > 0 {
-		d.mapException(b, sl.exc)
+	if e := sl.exc; e > 0 && (int(e) >= len(d.excSent) || !d.excSent[e]) {
+		d.mapException(b, e)
 	}
 	seq := d.seq
 	d.seq++
@@ -233,7 +235,7 @@ func (d *drain) process(k kind, sl *slot, t *text) {
 	case kindEntry:
 		p = bytefrog.AppendMethodEntry(p, sl.rel, seq, sl.method, tid)
 	case kindExit:
-		if d.s.cfg.Flavor == bytefrog.FlavorCodePulse {
+		if d.codePulse {
 			p = bytefrog.AppendMethodExitCodePulse(p, sl.rel, seq, sl.method, sl.flag, tid)
 		} else {
 			p = bytefrog.AppendMethodExit(p, sl.rel, seq, sl.method, sl.line, tid)
@@ -248,8 +250,22 @@ func (d *drain) process(k kind, sl *slot, t *text) {
 	}
 	b.b = p
 	d.counted++
-	if len(p) >= d.s.pool.full {
+	if len(p) >= d.full {
 		d.ship()
+	}
+}
+
+// unsequenced handles the slots that take no sequence number: host
+// batches, thread names and thread ends.
+func (d *drain) unsequenced(k kind, sl *slot, t *text) {
+	switch k {
+	case kindBatch:
+		d.batch(sl.thread, t)
+	case kindName:
+		d.rename(sl.thread, t.key, sl.rel)
+		*t = text{}
+	case kindEnd:
+		d.forget(sl.thread)
 	}
 }
 
@@ -285,20 +301,36 @@ func (d *drain) threadName(key uint64) string {
 	return "goroutine-" + strconv.FormatUint(key, 10)
 }
 
-// rename records a thread's new name; a thread already announced is
-// announced again so HQ sees the change at this point of the trace.
+// forget drops an ended host thread from the thread caches. Its wire id is
+// not given to another thread: events of the thread may still be on their
+// way to HQ on another data connection, after a new mapping would arrive.
+func (d *drain) forget(key uint64) {
+	delete(d.tids, key)
+	delete(d.names, key)
+	if d.lastKey == key {
+		d.lastOK = false
+	}
+}
+
+// rename records a thread's new name and announces it at once, so that HQ
+// knows every named thread, and sees a rename at this point of the trace.
 func (d *drain) rename(key uint64, name string, rel int32) {
 	if len(d.names) >= maxThreads {
 		clear(d.names)
 	}
 	d.names[key] = name
-	t, ok := d.tids[key]
-	if !ok || d.discard {
+	if d.discard {
 		return
 	}
-	if b := d.buf(); b != nil {
-		b.b = bytefrog.AppendMapThreadName(b.b, t, rel, name)
+	b := d.buf()
+	if b == nil {
+		return
 	}
+	if t, ok := d.tids[key]; ok {
+		b.b = bytefrog.AppendMapThreadName(b.b, t, rel, name)
+		return
+	}
+	d.tid(b, key, rel)
 }
 
 func (d *drain) mapMethod(b *sendBuf, id int32) {

@@ -17,6 +17,7 @@ const (
 	kindBubble                 // ExceptionBubble
 	kindMarker                 // Marker(key, value)
 	kindName                   // thread (re)named: key is the name; unsequenced
+	kindEnd                    // host thread ended: its caches are dropped; unsequenced
 	kindBatch                  // a host batch (text.batch) of records from one thread
 )
 
@@ -30,8 +31,8 @@ func (k kind) sequenced() bool { return k >= kindEntry && k <= kindMarker }
 // reserved its index and published by storing hdr last; the drain reads it
 // only after seeing the header of the index it expects.
 type slot struct {
-	hdr    atomic.Uint32 // lap<<8 | kind; lap = index/len(slots) + 1 (24 bits)
-	flag   bool          // MethodExit: exit by exception (Code Pulse flavour)
+	hdr    uint32 // lap<<8 | kind; lap = index/len(slots) + 1 (24 bits); atomic
+	flag   bool   // MethodExit: exit by exception (Code Pulse flavour)
 	line   uint16
 	method int32
 	exc    int32
@@ -62,15 +63,16 @@ type ring struct {
 	slots []slot
 	texts []text
 	mask  uint64
-	shift uint // log2(len(slots))
+	shift uint   // log2(len(slots))
+	batch uint64 // a sleeping drain is woken once per batch slots
 	_     [cacheLine]byte
 	tail  atomic.Uint64 // next index to reserve
 	_     [cacheLine - 8]byte
 	head  atomic.Uint64 // next index the drain consumes
 	_     [cacheLine - 8]byte
-	// sleeping is 1 while the drain is parked waiting for wake. Producers
-	// read it on every publish, so it has a cache line of its own that the
-	// drain writes only when it goes to sleep after a while without events.
+	// sleeping is 1 while the drain is parked waiting for wake. It has a
+	// cache line of its own, written by the drain when it goes to sleep and
+	// read by the producer of every batch-th slot.
 	sleeping atomic.Uint32
 	_        [cacheLine - 4]byte
 	// closed is set when no drain will consume any more: producers that
@@ -79,12 +81,17 @@ type ring struct {
 	wake   chan struct{}
 }
 
+// maxDrainBatch is the most slots a sleeping drain leaves to producers
+// before one of them wakes it; a quarter of the ring when that is less.
+const maxDrainBatch = 1024
+
 func newRing(size int) *ring {
 	return &ring{
 		slots: make([]slot, size),
 		texts: make([]text, size),
 		mask:  uint64(size - 1),
 		shift: uint(bits.TrailingZeros(uint(size))),
+		batch: uint64(min(maxDrainBatch, size/4)),
 		wake:  make(chan struct{}, 1),
 	}
 }
@@ -126,14 +133,32 @@ func (r *ring) textAt(i uint64) *text { return &r.texts[i&r.mask] }
 // lap is the 24-bit lap number the header of index i carries.
 func (r *ring) lap(i uint64) uint32 { return uint32(i>>r.shift+1) & 0xFFFFFF }
 
-// publish makes slot i, of kind k, visible to the drain and wakes it if it
-// sleeps.
+// publish makes slot i, of kind k, visible to the drain. The producer of
+// the last slot of a batch also wakes the drain if it sleeps; the others
+// publish with a plain release store and touch no shared line but the
+// slot's own.
 func (r *ring) publish(s *slot, i uint64, k kind) {
-	s.hdr.Store(r.lap(i)<<8 | uint32(k))
+	v := r.lap(i)<<8 | uint32(k)
+	if !r.closesBatch(i) {
+		storeRelease(&s.hdr, v)
+		return
+	}
+	r.publishLast(s, v)
+}
+
+// publishLast publishes the last slot of a batch with header v and wakes
+// the drain if it sleeps. The store is sequentially consistent, so that the
+// load of sleeping is not ordered before it: either the drain sees the
+// slot or this sees the drain asleep.
+func (r *ring) publishLast(s *slot, v uint32) {
+	atomic.StoreUint32(&s.hdr, v)
 	if r.sleeping.Load() != 0 {
 		r.nudge()
 	}
 }
+
+// closesBatch reports whether index i is the last of a batch.
+func (r *ring) closesBatch(i uint64) bool { return i&(r.batch-1) == r.batch-1 }
 
 func (r *ring) nudge() {
 	if r.sleeping.CompareAndSwap(1, 0) {
@@ -145,37 +170,23 @@ func (r *ring) nudge() {
 }
 
 // ready reports whether slot i has been published.
-func (r *ring) ready(i uint64) bool { return r.at(i).hdr.Load()>>8 == r.lap(i) }
+func (r *ring) ready(i uint64) bool { return atomic.LoadUint32(&r.at(i).hdr)>>8 == r.lap(i) }
 
 // kindAt is the kind of published slot i.
-func (r *ring) kindAt(i uint64) kind { return kind(r.at(i).hdr.Load()) }
+func (r *ring) kindAt(i uint64) kind { return kind(atomic.LoadUint32(&r.at(i).hdr)) }
 
-// Drain back-off: after catching up, the drain naps briefly a few times
-// before it sleeps until woken. Napping lets producers fill a run of slots
-// that the drain then consumes in one burst; polling the slot a producer
-// is writing would bounce its cache line between the cores on every event.
-const (
-	drainNap  = 20 * time.Microsecond
-	drainNaps = 16
-)
-
-// park waits until slot i is published or d elapses (d ≤ 0: no limit).
-// It reports whether the slot is ready.
-func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) bool {
-	for nap := 0; nap < drainNaps; nap++ {
-		if r.ready(i) {
-			return true
-		}
-		if nap < 2 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(drainNap)
-		}
-	}
+// park is how the drain waits once it has caught up with the producers:
+// it sleeps until the producer of the next batch's last slot wakes it, a
+// producer waits for room, stop closes, or d elapses (d ≤ 0: no limit).
+// Consuming whole batches keeps the drain off the cache lines producers
+// are writing; chasing them slot by slot would move each line between the
+// cores once per event.
+func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) {
+	end := i | (r.batch - 1) // the last slot of i's batch
 	r.sleeping.Store(1)
-	if r.ready(i) {
+	if r.ready(end) {
 		r.sleeping.Store(0)
-		return true
+		return
 	}
 	var timeout <-chan time.Time
 	if d > 0 {
@@ -189,5 +200,23 @@ func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) bool {
 	case <-stop:
 	}
 	r.sleeping.Store(0)
-	return r.ready(i)
+}
+
+// await polls until slot i is published or d elapses, for a drain that
+// knows a producer is about to publish it. It reports whether it was.
+func (r *ring) await(i uint64, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for spin := 0; ; spin++ {
+		if r.ready(i) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		if spin < 16 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
 }
