@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/tadpole-trace/tadpole/agent/internal/filter"
@@ -103,15 +106,71 @@ func refreshLogger(l *Logger) {
 		all = len(logControl.conns) == 0
 	}
 	on := all || len(rules) > 0
+	changed := false
 	if all || !on {
-		l.rules.Store(nil)
+		changed = l.rules.Swap(nil) != nil
 	} else {
-		l.rules.Store(&rules)
+		old := l.rules.Swap(&rules)
+		changed = old == nil || !sameRules(*old, rules)
 	}
-	if l.enabled.Swap(on) != on || !l.announced {
+	// Hosts copying the logger's state (Accept) hear of every change.
+	if l.enabled.Swap(on) != on || changed || !l.announced {
 		l.announced = true
 		notifyLogger(l, on)
 	}
+}
+
+// sameRules reports whether a and b hold the same rules, in any order.
+func sameRules(a, b []*filter.Rule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, r := range a {
+		if !slices.Contains(b, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// cliFilter is the filter expression the lttng client generates for an
+// agent-domain event from its name and level alone (lttng-ctl): the name
+// unless it is "*", then the level unless it is ALL, each parenthesised
+// once AND-ed.
+func cliFilter(name string, t filter.LevelType, value int32) string {
+	f := ""
+	if name != "*" {
+		f = `logger_name == "` + name + `"`
+	}
+	op := ""
+	switch t {
+	case filter.LevelRange:
+		op = ">="
+	case filter.LevelSingle:
+		op = "=="
+	default:
+		return f
+	}
+	lv := "int_loglevel " + op + " " + strconv.Itoa(int(value))
+	if f == "" {
+		return lv
+	}
+	return "(" + f + ") && (" + lv + ")"
+}
+
+// ruleFilter is the filter a rule keeps: none when the expression is the
+// one the client generates from the name and level, which the rule's own
+// name and level tests already apply (so that hosts may decide on such
+// records without evaluating it). A name holding a quote or a backslash
+// keeps its expression: the string literal may not read as the name.
+func ruleFilter(ev lttngagent.Event) string {
+	if ev.Filter == "" || strings.ContainsAny(ev.Name, `"\`) {
+		return ev.Filter
+	}
+	if ev.Filter == cliFilter(ev.Name, filter.LevelType(ev.LogLevelType), ev.LogLevel) {
+		return ""
+	}
+	return ev.Filter
 }
 
 // lttngHandler answers the session daemon from the logger registry.
@@ -128,7 +187,7 @@ func (h lttngHandler) List(*lttngagent.Conn) []string {
 
 func (h lttngHandler) Enable(c *lttngagent.Conn, ev lttngagent.Event) lttngagent.ReplyCode {
 	level := filter.Level{Type: filter.LevelType(ev.LogLevelType), Value: ev.LogLevel}
-	r, err := filter.NewRule(ev.Name, level, ev.Filter)
+	r, err := filter.NewRule(ev.Name, level, ruleFilter(ev))
 	if err != nil {
 		// Refusing would make the user's lttng command fail; record by name
 		// and level instead, and say so once.

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,112 @@ func (l *Logger) accepts(level int32, msg string) bool {
 		}
 	}
 	return false
+}
+
+// LogAcceptKind says which records of a logger a host may decide on in its
+// own code, without calling Log: see Logger.Accept.
+type LogAcceptKind uint8
+
+// Accept kinds.
+const (
+	// AcceptNone: no record (the logger is disabled, or no rule can match).
+	AcceptNone LogAcceptKind = iota
+	// AcceptAll: every record.
+	AcceptAll
+	// AcceptRange: records whose level is LogAccept.Level or more severe.
+	AcceptRange
+	// AcceptSingle: records whose level is exactly LogAccept.Level.
+	AcceptSingle
+	// AcceptLog: only Log decides (a filter expression reads the message,
+	// or the level rules are too many to summarise).
+	AcceptLog
+)
+
+var acceptKindNames = [...]string{"NONE", "ALL", "RANGE", "SINGLE", "LOG"}
+
+func (k LogAcceptKind) String() string {
+	if int(k) < len(acceptKindNames) {
+		return acceptKindNames[k]
+	}
+	return "UNKNOWN_ACCEPT_" + strconv.Itoa(int(k))
+}
+
+// LogAccept summarises which records of a logger are recorded, for hosts
+// (the C API, the JVM agent) that copy it into their own code and build
+// the record's marker themselves (LogMarker) when it accepts: a record is
+// recorded when an agent traces and the summary accepts its level.
+type LogAccept struct {
+	Kind  LogAcceptKind
+	Level int32 // AcceptRange and AcceptSingle
+}
+
+// Accepts applies the summary to a record's level; AcceptLog accepts
+// (Log then decides).
+func (a LogAccept) Accepts(level int32) bool {
+	switch a.Kind {
+	case AcceptAll, AcceptLog:
+		return true
+	case AcceptRange:
+		return level >= a.Level
+	case AcceptSingle:
+		return level == a.Level
+	}
+	return false
+}
+
+// Accept summarises the logger's enabled state and rules. Hosts keeping a
+// copy refresh it from the logger hook (AddLoggerHook), which is called
+// whenever either changes.
+func (l *Logger) Accept() LogAccept {
+	if !l.enabled.Load() {
+		return LogAccept{Kind: AcceptNone}
+	}
+	rules := l.rules.Load()
+	if rules == nil {
+		return LogAccept{Kind: AcceptAll}
+	}
+	return summarise(*rules)
+}
+
+// summarise reduces the rules naming a logger to one level test when no
+// rule has a filter expression: ranges merge into the lowest, a single
+// level a range covers drops out.
+func summarise(rules []*filter.Rule) LogAccept {
+	filtered, haveRange := false, false
+	low := int32(math.MaxInt32)
+	var singles []int32
+	for _, r := range rules {
+		if r.Filter != nil {
+			filtered = true
+			continue
+		}
+		switch r.Level.Type {
+		case filter.LevelAll:
+			return LogAccept{Kind: AcceptAll}
+		case filter.LevelRange:
+			haveRange = true
+			low = min(low, r.Level.Value)
+		case filter.LevelSingle:
+			if !slices.Contains(singles, r.Level.Value) {
+				singles = append(singles, r.Level.Value)
+			}
+		} // an unknown type matches nothing
+	}
+	if filtered {
+		return LogAccept{Kind: AcceptLog}
+	}
+	if haveRange {
+		singles = slices.DeleteFunc(singles, func(v int32) bool { return v >= low })
+	}
+	switch {
+	case haveRange && len(singles) == 0:
+		return LogAccept{Kind: AcceptRange, Level: low}
+	case !haveRange && len(singles) == 1:
+		return LogAccept{Kind: AcceptSingle, Level: singles[0]}
+	case !haveRange && len(singles) == 0:
+		return LogAccept{Kind: AcceptNone}
+	}
+	return LogAccept{Kind: AcceptLog}
 }
 
 var loggers struct {

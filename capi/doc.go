@@ -22,7 +22,8 @@
 // initial-exec __thread pointer (large TLS blocks break dlopen of a
 // STATIC_TLS library). It holds a 32 KiB malloc'd buffer of records in the
 // layout of agent/batch.go, a thread key from a process-wide counter (the
-// SubmitBatch thread id) and the thread's name. A recording call:
+// SubmitBatch thread id; in a JVM the Java thread id, see package jni, and
+// other threads count from 2^32) and the thread's name. A recording call:
 //
 //  1. compares the thread's cached epoch with the global epoch (one relaxed
 //     load): equal means tracing, and this thread has announced itself since
@@ -82,21 +83,26 @@
 //
 // tadpole_logger_register registers an agent.Logger, so C loggers are listed
 // by the LTTng session daemon and obey enable-event/disable-event. The
-// logger hook keeps a byte per handle in C: tadpole_logger_enabled is two
-// loads. tadpole_log is one Go crossing that first hands over the thread's
-// buffered records (so the record keeps its place among the thread's
-// events) and then calls Logger.Log, which applies the LTTng level and
-// filter rules and records the marker "log:<name>" = "<level> <message>".
-// Logging is not the per-event hot path; a crossing costs a few hundred
-// nanoseconds.
+// logger hook copies each logger's summary (agent.Logger.Accept: none, all,
+// level >= N, level == N, or "Logger.Log decides") into a 64-bit word per
+// handle, and registration keeps the logger's marker key "log:<name>" in
+// C: tadpole_logger_enabled is two loads, and tadpole_log with a level name
+// decides in C and appends the marker "log:<name>" = "<level> <message>"
+// (agent.LogMarker) to the thread's buffer like any event. Only a logger
+// whose rules carry a filter expression, or a record without a level name
+// (the agent names it on its domain's scale), costs a Go crossing: it first
+// hands over the thread's buffered records (so the record keeps its place
+// among the thread's events) and then calls Logger.Log.
 //
 // # The JVM agent's strings
 //
 // Package jni passes strings in Java's modified UTF-8. tp.h declares hidden
 // variants of the string calls for it (tp_jmarker, tp_jthread_name,
-// tp_jlogger_register, tp_jlog): markers and thread names carry
-// agent.BatchFlagMUTF8, which the agent decodes; logger names and log
-// records are converted with bytefrog.String before they reach the agent.
+// tp_jlogger_register, tp_jlog) and its hot path (tp_jenter, tp_jbind,
+// tp_jrename, tp_jend, tp_jlog_accept, tp_jlog_reserve, tp_jlog_commit):
+// markers, log records decided in C and thread names carry
+// agent.BatchFlagMUTF8, which the agent decodes; logger names and records
+// that go through Logger.Log are converted with bytefrog.String first.
 //
 // # fork
 //

@@ -36,10 +36,23 @@ var (
 	_ [agent.BatchMarker - C.TP_KIND_MARKER]struct{}
 	_ [C.TP_KIND_NAME - agent.BatchName]struct{}
 	_ [agent.BatchName - C.TP_KIND_NAME]struct{}
+	_ [C.TP_KIND_END - agent.BatchEnd]struct{}
+	_ [agent.BatchEnd - C.TP_KIND_END]struct{}
 	_ [C.TP_FLAG_THROWN - agent.BatchFlagThrown]struct{}
 	_ [agent.BatchFlagThrown - C.TP_FLAG_THROWN]struct{}
 	_ [C.TP_FLAG_MUTF8 - agent.BatchFlagMUTF8]struct{}
 	_ [agent.BatchFlagMUTF8 - C.TP_FLAG_MUTF8]struct{}
+
+	_ [C.TP_ACCEPT_NONE - agent.AcceptNone]struct{}
+	_ [agent.AcceptNone - C.TP_ACCEPT_NONE]struct{}
+	_ [C.TP_ACCEPT_ALL - agent.AcceptAll]struct{}
+	_ [agent.AcceptAll - C.TP_ACCEPT_ALL]struct{}
+	_ [C.TP_ACCEPT_RANGE - agent.AcceptRange]struct{}
+	_ [agent.AcceptRange - C.TP_ACCEPT_RANGE]struct{}
+	_ [C.TP_ACCEPT_SINGLE - agent.AcceptSingle]struct{}
+	_ [agent.AcceptSingle - C.TP_ACCEPT_SINGLE]struct{}
+	_ [C.TP_ACCEPT_LOG - agent.AcceptLog]struct{}
+	_ [agent.AcceptLog - C.TP_ACCEPT_LOG]struct{}
 
 	_ [C.TP_MODE_INITIALIZING - bytefrog.ModeInitializing]struct{}
 	_ [bytefrog.ModeInitializing - C.TP_MODE_INITIALIZING]struct{}

@@ -12,25 +12,29 @@ import (
 )
 
 // logs maps C logger handles (1, 2, …) to agent loggers. The agent tells
-// the logger hook each logger's state; the hook keeps the C flag array that
-// tadpole_logger_enabled reads.
+// the logger hook of every change of a logger's state; the hook copies the
+// logger's Accept summary into the C table that tadpole_logger_enabled,
+// tadpole_log and the JVM agent's natives read.
 var logs struct {
 	mu       sync.Mutex
-	state    map[*agent.Logger]bool // last state the hook reported
 	handles  map[*agent.Logger]int32
 	byHandle []*agent.Logger // byHandle[h-1]
 }
 
-func loggerChanged(l *agent.Logger, on bool) {
+// loggerChanged is the logger hook. The summary is read under logs.mu, so
+// whatever order hooks and registrations run in, the last store holds the
+// logger's latest state.
+func loggerChanged(l *agent.Logger, _ bool) {
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
-	if logs.state == nil {
-		logs.state = make(map[*agent.Logger]bool)
-	}
-	logs.state[l] = on
 	if h, ok := logs.handles[l]; ok {
-		C.tp_set_logger(C.int32_t(h), cBool(on))
+		setAccept(h, l.Accept())
 	}
+}
+
+// setAccept copies a logger's summary into the C table; logs.mu is held.
+func setAccept(h int32, a agent.LogAccept) {
+	C.tp_set_logger(C.int32_t(h), C.int(a.Kind), C.int32_t(a.Level))
 }
 
 // registerLogger is tadpole_logger_register.
@@ -51,11 +55,7 @@ func registerLogger(name string) (int32, error) {
 	logs.byHandle = append(logs.byHandle, l)
 	h := int32(len(logs.byHandle))
 	logs.handles[l] = h
-	on, known := logs.state[l]
-	if !known {
-		on = l.Enabled()
-	}
-	C.tp_set_logger(C.int32_t(h), cBool(on))
+	setAccept(h, l.Accept())
 	return h, nil
 }
 
@@ -66,13 +66,6 @@ func loggerByHandle(h int32) *agent.Logger {
 		return nil
 	}
 	return logs.byHandle[h-1]
-}
-
-func cBool(b bool) C.int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // levelName is one named level of an LTTng domain's scale.

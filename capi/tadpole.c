@@ -47,7 +47,23 @@ static _Atomic int32_t tp_logger_max; /* highest logger handle registered */
 /* The event clock: CLOCK_MONOTONIC ns, refreshed every millisecond by the
  * Go side while a run is on (the resolution of Bytefrog times). */
 static _Alignas(TP_CACHE_LINE) _Atomic int64_t tp_clock;
-static _Alignas(TP_CACHE_LINE) _Atomic unsigned char tp_logger_on[TADPOLE_MAX_LOGGERS + 1];
+/* How each logger handle's records are decided: TP_ACCEPT_* in the low
+ * byte, the level in the high 32 bits; one load decides a record. */
+static _Alignas(TP_CACHE_LINE) _Atomic uint64_t tp_logger_acc[TADPOLE_MAX_LOGGERS + 1];
+#define TP_ACC_KIND(a) ((int)((a) & 0xFF))
+#define TP_ACC_LEVEL(a) ((int32_t)(uint32_t)((a) >> 32))
+
+/* struct tp_lkey is a logger's marker key, "log:<name>", in the encoding
+ * of its first registration (flags 0 or TP_FLAG_MUTF8); set once, never
+ * freed. */
+struct tp_lkey {
+	uint16_t len;
+	uint8_t flags;
+	char s[];
+};
+static _Atomic(struct tp_lkey *) tp_logger_key[TADPOLE_MAX_LOGGERS + 1];
+#define TP_LOG_PREFIX "log:"
+#define TP_LOG_PREFIX_LEN (sizeof TP_LOG_PREFIX - 1)
 
 static _Atomic int tp_forked;       /* set in the child of a fork */
 static _Atomic uint32_t tp_gen;     /* session generation, from 1 */
@@ -79,8 +95,11 @@ struct tp_thread {
 	int registered;
 
 	/* Immutable, or owner only. */
-	uint64_t key; /* SubmitBatch thread key */
+	uint64_t key; /* SubmitBatch thread key: a Java thread id when java */
 	pid_t tid;
+	uint8_t java;      /* bound to a Java thread (tp_jbind) */
+	int32_t name_hash; /* Java: the name's String.hashCode */
+	uint8_t resv;      /* a record begun by tp_reserve_log is open */
 	uint16_t name_len;
 	uint8_t name_flags; /* TP_FLAG_MUTF8 for a name from the JVM */
 	char name[TADPOLE_MAX_THREAD_NAME + 1];
@@ -349,7 +368,7 @@ static int tp_check_in(struct tp_thread *t, uint32_t epoch) {
 	if (t->gen != gen || t->buf == NULL) {
 		pthread_mutex_lock(&t->mu);
 		if (t->buf == NULL)
-			t->buf = malloc(TP_BUF_SIZE);
+			t->buf = malloc(TP_BUF_SIZE + TP_BUF_SLACK);
 		t->sent = 0;
 		atomic_store_explicit(&t->pos, 0, memory_order_relaxed);
 		t->gen = gen;
@@ -487,6 +506,77 @@ static void tp_raise_max(_Atomic int32_t *max, int32_t id) {
 	}
 }
 
+/* tp_set_key gives logger h its marker key unless it has one. A name too
+ * long for a marker key leaves none: its records go through the agent. */
+static void tp_set_key(int32_t h, const char *name, uint8_t flags) {
+	if (atomic_load_explicit(&tp_logger_key[h], memory_order_acquire) != NULL)
+		return;
+	size_t n = strnlen(name, TADPOLE_MAX_STRING + 1);
+	if (n + TP_LOG_PREFIX_LEN > TADPOLE_MAX_STRING)
+		return;
+	struct tp_lkey *k = malloc(sizeof *k + TP_LOG_PREFIX_LEN + n);
+	if (k == NULL)
+		return;
+	k->len = (uint16_t)(TP_LOG_PREFIX_LEN + n);
+	k->flags = flags;
+	memcpy(k->s, TP_LOG_PREFIX, TP_LOG_PREFIX_LEN);
+	memcpy(k->s + TP_LOG_PREFIX_LEN, name, n);
+	struct tp_lkey *none = NULL;
+	if (!atomic_compare_exchange_strong_explicit(&tp_logger_key[h], &none, k, memory_order_release,
+	                                             memory_order_relaxed))
+		free(k);
+}
+
+/* tp_accept decides on a record of logger h (a valid handle) at level. */
+static inline int tp_accept(int32_t h, int level) {
+	uint64_t a = atomic_load_explicit(&tp_logger_acc[h], memory_order_relaxed);
+	switch (TP_ACC_KIND(a)) {
+	case TP_ACCEPT_ALL:
+		return TP_LOG_RECORD;
+	case TP_ACCEPT_RANGE:
+		return level >= TP_ACC_LEVEL(a) ? TP_LOG_RECORD : TP_LOG_DROP;
+	case TP_ACCEPT_SINGLE:
+		return level == TP_ACC_LEVEL(a) ? TP_LOG_RECORD : TP_LOG_DROP;
+	case TP_ACCEPT_LOG:
+		return TP_LOG_GO;
+	}
+	return TP_LOG_DROP;
+}
+
+/* tp_reserve_log begins logger key k's marker with room for a value of at
+ * most max bytes (at most TADPOLE_MAX_STRING), plus one byte past it that
+ * the caller may overwrite (the buffer's slack), and returns where the
+ * value goes; tp_commit_log ends it with the value's length. */
+static char *tp_reserve_log(struct tp_thread *t, const struct tp_lkey *k, uint8_t flags, uint32_t max) {
+	uint32_t size = tp_align(TP_HDR + (uint32_t)k->len + max);
+	uint32_t pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
+	if (pos + size > TP_BUF_SIZE) {
+		tp_rewind(t);
+		pos = 0;
+	}
+	unsigned char *r = t->buf + pos;
+	tp_put_header(r, TP_KIND_MARKER, flags, 0, 0, 0, k->len, 0,
+	              atomic_load_explicit(&tp_clock, memory_order_relaxed));
+	memcpy(r + TP_HDR, k->s, k->len);
+	t->resv = 1;
+	return (char *)r + TP_HDR + k->len;
+}
+
+/* tp_commit_log ends the record tp_reserve_log began: its value is vlen
+ * bytes (no more than reserved); the padding after it is zeroed. */
+static inline void tp_commit_log(struct tp_thread *t, uint32_t vlen) {
+	uint32_t pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
+	unsigned char *r = t->buf + pos;
+	uint16_t klen, l2 = (uint16_t)vlen;
+	memcpy(&klen, r + TP_OFF_LEN1, sizeof klen);
+	memcpy(r + TP_OFF_LEN2, &l2, sizeof l2);
+	uint32_t used = TP_HDR + (uint32_t)klen + vlen;
+	uint32_t size = tp_align(used);
+	memset(r + used, 0, size - used);
+	atomic_store_explicit(&t->pos, pos + size, memory_order_release);
+	t->resv = 0;
+}
+
 /* tp_logger_register is tadpole_logger_register; mutf8 says how the Go
  * side reads name. */
 static int32_t tp_logger_register(const char *name, int mutf8) {
@@ -498,12 +588,20 @@ static int32_t tp_logger_register(const char *name, int mutf8) {
 	if (t == NULL)
 		return TADPOLE_ENOMEM;
 	int32_t h = tadpoleGoLogger((char *)name, mutf8, t->err, sizeof t->err);
-	if (h > 0)
+	if (h > 0 && h <= TADPOLE_MAX_LOGGERS) {
+		tp_set_key(h, name, mutf8 ? TP_FLAG_MUTF8 : 0);
 		tp_raise_max(&tp_logger_max, h);
+	}
 	return h;
 }
 
-/* tp_log is tadpole_log; mutf8 says how the Go side reads the strings. */
+/* Bytes of a level name kept in a record decided in C. */
+#define TP_LEVEL_NAME_MAX 64
+
+/* tp_log is tadpole_log; mutf8 says how the strings are encoded. A record
+ * whose logger's rules C can apply (no filter expression) is recorded here
+ * as a marker in the thread's buffer; otherwise one Go crossing applies
+ * Logger.Log. */
 static int tp_log(int32_t h, int level, const char *level_name, const char *msg, int mutf8) {
 	if (atomic_load(&tp_forked))
 		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
@@ -517,8 +615,22 @@ static int tp_log(int32_t h, int level, const char *level_name, const char *msg,
 		if (rc != 0)
 			return rc > 0 ? 0 : rc;
 	}
-	if (!atomic_load_explicit(&tp_logger_on[h], memory_order_relaxed))
+	int d = tp_accept(h, level);
+	if (d == TP_LOG_DROP)
 		return TADPOLE_OK;
+	uint8_t flags = mutf8 ? TP_FLAG_MUTF8 : 0;
+	const struct tp_lkey *k = atomic_load_explicit(&tp_logger_key[h], memory_order_acquire);
+	if (d == TP_LOG_RECORD && level_name != NULL && k != NULL && k->flags == flags) {
+		/* Decided here: the marker agent.LogMarker would build. */
+		uint32_t ln = tp_utf8_len(level_name, TP_LEVEL_NAME_MAX);
+		uint32_t mn = tp_utf8_len(msg, TADPOLE_MAX_STRING - ln - 1);
+		char *v = tp_reserve_log(t, k, flags, ln + 1 + mn);
+		memcpy(v, level_name, ln);
+		v[ln] = ' ';
+		memcpy(v + ln + 1, msg, mn);
+		tp_commit_log(t, ln + 1 + mn);
+		return TADPOLE_OK;
+	}
 	/* Hand the thread's records over first, in the same crossing, so that
 	 * the record keeps its place among the thread's events. */
 	pthread_mutex_lock(&t->mu);
@@ -540,6 +652,120 @@ int32_t tp_jlogger_register(const char *name) { return tp_logger_register(name, 
 
 int tp_jlog(int32_t h, int level, const char *level_name, const char *msg) {
 	return tp_log(h, level, level_name, msg, 1);
+}
+
+/* ---- The JVM agent's threads and records ---- */
+
+void tp_jhost(void) {
+	uint64_t cur = atomic_load(&tp_next_key);
+	while (cur < TP_KEY_BASE_JVM && !atomic_compare_exchange_weak(&tp_next_key, &cur, TP_KEY_BASE_JVM)) {
+	}
+}
+
+int tp_jenter(int32_t name_hash) {
+	struct tp_thread *t = tp_self;
+	if (TP_LIKELY(t != NULL && t->java && t->ok_epoch == atomic_load_explicit(&tp_epoch, memory_order_relaxed)))
+		return t->name_hash == name_hash ? TP_J_RECORD : TP_J_RENAME;
+	if (!tp_live_mode(TP_EPOCH_MODE(atomic_load_explicit(&tp_epoch, memory_order_relaxed))))
+		return TP_J_DROP; /* no run: not even bound */
+	if (t == NULL || !t->java)
+		return TP_J_BIND;
+	if (tp_enter_slow(&t) != 0)
+		return TP_J_DROP;
+	return t->name_hash == name_hash ? TP_J_RECORD : TP_J_RENAME;
+}
+
+/* tp_jset_name sets a Java thread's name and hash. */
+static void tp_jset_name(struct tp_thread *t, const char *name, int32_t name_hash) {
+	uint16_t n = tp_utf8_len(name, TADPOLE_MAX_THREAD_NAME);
+	memcpy(t->name, name, n);
+	t->name[n] = 0;
+	t->name_len = n;
+	t->name_flags = TP_FLAG_MUTF8;
+	t->name_hash = name_hash;
+}
+
+int tp_jbind(int64_t java_id, const char *name, int32_t name_hash) {
+	if (atomic_load(&tp_forked))
+		return tp_fail(TADPOLE_ECHILD, tp_msg_forked);
+	if (name == NULL || java_id <= 0)
+		return tp_fail(TADPOLE_EINVAL, "tadpole: no Java thread id or name");
+	struct tp_thread *t = tp_thread_get();
+	if (t == NULL)
+		return TADPOLE_ENOMEM;
+	if (!t->java || t->key != (uint64_t)java_id) {
+		if (t->buf != NULL && tp_current(t) && t->ok_epoch != TP_EPOCH_NEVER) {
+			/* Records under the old key: end that thread, hand them over. */
+			tp_append(t, TP_KIND_END, 0, 0, 0, 0, NULL, 0, NULL, 0);
+			tp_rewind(t);
+		}
+		t->key = (uint64_t)java_id;
+		t->java = 1;
+		t->ok_epoch = TP_EPOCH_NEVER; /* checks in (announces itself) again */
+	}
+	tp_jset_name(t, name, name_hash);
+	/* Announce the thread now while tracing; in any other mode at its first
+	 * record (a paused run would block the caller here). */
+	uint32_t epoch = atomic_load_explicit(&tp_epoch, memory_order_acquire);
+	if (TP_EPOCH_MODE(epoch) == TP_MODE_TRACING && t->ok_epoch != epoch)
+		return tp_check_in(t, epoch);
+	return TADPOLE_OK;
+}
+
+int tp_jrename(const char *name, int32_t name_hash) {
+	struct tp_thread *t = tp_self;
+	if (t == NULL || !t->java || name == NULL)
+		return TADPOLE_EINVAL;
+	tp_jset_name(t, name, name_hash);
+	if (t->ok_epoch == atomic_load_explicit(&tp_epoch, memory_order_relaxed))
+		return tp_append(t, TP_KIND_NAME, t->name_flags, 0, 0, 0, t->name, t->name_len, NULL, 0);
+	return TADPOLE_OK;
+}
+
+void tp_jend(void) {
+	struct tp_thread *t = tp_self;
+	if (t == NULL)
+		return;
+	if (t->buf != NULL && tp_current(t) && t->ok_epoch != TP_EPOCH_NEVER)
+		tp_append(t, TP_KIND_END, 0, 0, 0, 0, NULL, 0, NULL, 0);
+	/* What the key destructor would do at thread exit, now: the JVM may
+	 * keep the OS thread (it does not, but nothing says so). */
+	if (tp_key_ok)
+		pthread_setspecific(tp_key, NULL);
+	tp_thread_exit(t);
+}
+
+int tp_jlog_accept(int32_t h, int level) {
+	if ((uint32_t)h - 1u >= (uint32_t)atomic_load_explicit(&tp_logger_max, memory_order_relaxed))
+		return TP_LOG_DROP;
+	return tp_accept(h, level);
+}
+
+char *tp_jlog_reserve(int32_t h, uint32_t max) {
+	struct tp_thread *t = tp_self;
+	if (t == NULL || t->buf == NULL || max > TADPOLE_MAX_STRING ||
+	    (uint32_t)h - 1u >= (uint32_t)atomic_load_explicit(&tp_logger_max, memory_order_relaxed))
+		return NULL;
+	const struct tp_lkey *k = atomic_load_explicit(&tp_logger_key[h], memory_order_acquire);
+	if (k == NULL || k->flags != TP_FLAG_MUTF8)
+		return NULL;
+	return tp_reserve_log(t, k, TP_FLAG_MUTF8, max);
+}
+
+int tp_thread_count(void) {
+	int n = 0;
+	pthread_mutex_lock(&tp_reg_mu);
+	for (struct tp_thread *t = tp_threads; t != NULL; t = t->next)
+		n++;
+	n += tp_orphan_len;
+	pthread_mutex_unlock(&tp_reg_mu);
+	return n;
+}
+
+void tp_jlog_commit(uint32_t value_len) {
+	struct tp_thread *t = tp_self;
+	if (t != NULL && t->resv)
+		tp_commit_log(t, value_len);
 }
 
 /* ---- Public API ---- */
@@ -646,7 +872,7 @@ tadpole_logger tadpole_logger_register(const char *name) { return tp_logger_regi
 int tadpole_logger_enabled(tadpole_logger h) {
 	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS)
 		return 0;
-	return atomic_load_explicit(&tp_logger_on[h], memory_order_relaxed) &&
+	return TP_ACC_KIND(atomic_load_explicit(&tp_logger_acc[h], memory_order_relaxed)) != TP_ACCEPT_NONE &&
 	       TP_EPOCH_MODE(atomic_load_explicit(&tp_epoch, memory_order_relaxed)) == TP_MODE_TRACING;
 }
 
@@ -733,9 +959,10 @@ void tp_set_mode(uint8_t mode) {
 
 void tp_clock_tick(void) { atomic_store_explicit(&tp_clock, tp_mono_ns(), memory_order_relaxed); }
 
-void tp_set_logger(int32_t h, int on) {
+void tp_set_logger(int32_t h, int kind, int32_t level) {
 	if ((uint32_t)h - 1u < TADPOLE_MAX_LOGGERS)
-		atomic_store_explicit(&tp_logger_on[h], on ? 1 : 0, memory_order_relaxed);
+		atomic_store_explicit(&tp_logger_acc[h], (uint64_t)(uint32_t)level << 32 | (uint8_t)kind,
+		                      memory_order_relaxed);
 }
 
 int tp_flush_all(int skip_paused) {

@@ -29,6 +29,7 @@
 #define TP_KIND_BUBBLE 4
 #define TP_KIND_MARKER 5
 #define TP_KIND_NAME 6
+#define TP_KIND_END 7
 
 #define TP_FLAG_THROWN 1
 #define TP_FLAG_MUTF8 2
@@ -45,6 +46,33 @@
 
 /* Bytes of a thread's event buffer (malloc'd at its first event). */
 #define TP_BUF_SIZE (32 * 1024)
+/* Bytes allocated past TP_BUF_SIZE: GetStringUTFRegion writes a NUL after
+ * the string it copies into a reserved record (tp_jlog_reserve). */
+#define TP_BUF_SLACK TP_ALIGN
+
+/* How a logger's records are decided in C (agent.LogAcceptKind): none,
+ * all, level >= value, level == value, or only by the agent (Logger.Log:
+ * a filter expression). */
+#define TP_ACCEPT_NONE 0
+#define TP_ACCEPT_ALL 1
+#define TP_ACCEPT_RANGE 2
+#define TP_ACCEPT_SINGLE 3
+#define TP_ACCEPT_LOG 4
+
+/* Decisions of tp_jlog_accept. */
+#define TP_LOG_DROP 0   /* not recorded */
+#define TP_LOG_RECORD 1 /* recorded in C: tp_jlog_reserve, tp_jlog_commit */
+#define TP_LOG_GO 2     /* the agent decides: tp_jlog */
+
+/* States of the calling Java thread (tp_jenter). */
+#define TP_J_RECORD 0 /* checked in, name unchanged: record */
+#define TP_J_DROP 1   /* nothing is recorded now */
+#define TP_J_BIND 2   /* not bound to its Java thread: tp_jbind, then again */
+#define TP_J_RENAME 3 /* renamed since it last announced: tp_jrename, then again */
+
+/* Thread keys the C API gives threads that are no Java thread, when the
+ * JVM agent runs (tp_jhost): from here up, above every Java thread id. */
+#define TP_KEY_BASE_JVM (UINT64_C(1) << 32)
 /* Bytes of a thread's last error message. */
 #define TP_ERR_SIZE 256
 
@@ -67,8 +95,9 @@ int tp_flush_all(int skip_paused);
 /* tp_set_wake_fd gives the write end of the pipe that asks the Go side for
  * an early flush (-1: none). */
 void tp_set_wake_fd(int fd);
-/* tp_set_logger records whether logger handle h is enabled. */
-void tp_set_logger(int32_t h, int on);
+/* tp_set_logger records how logger handle h's records are decided:
+ * kind TP_ACCEPT_*, level its value. */
+void tp_set_logger(int32_t h, int kind, int32_t level);
 
 /* Called by the JVM agent (package jni), in the same library. */
 
@@ -85,5 +114,46 @@ TP_INTERNAL int tp_jmarker(const char *key, const char *value);
 TP_INTERNAL int tp_jthread_name(const char *name);
 TP_INTERNAL int32_t tp_jlogger_register(const char *name);
 TP_INTERNAL int tp_jlog(int32_t h, int level, const char *level_name, const char *msg);
+
+/* The JVM agent's hot path. A Java thread's state is the C API's thread
+ * state (one initial-exec __thread pointer) bound to the Java thread: its
+ * thread key is the Java thread id (so HQ shows "thread-<id>" until the
+ * name arrives) and it keeps the name's String.hashCode, which the natives
+ * compare with the current name's to see Thread.setName (no JVMTI event).
+ * All names are modified UTF-8. */
+
+/* tp_jhost says the JVM agent runs: other threads' keys start at
+ * TP_KEY_BASE_JVM. */
+TP_INTERNAL void tp_jhost(void);
+/* tp_jenter tells what the calling Java thread must do before recording
+ * (TP_J_*); name_hash is its current name's hashCode. A thread that is
+ * bound and checked in costs two loads. */
+TP_INTERNAL int tp_jenter(int32_t name_hash);
+/* tp_jbind binds the calling thread to Java thread java_id named name
+ * (hash its hashCode). While tracing, it checks the thread in, which
+ * records its name (a BatchName record) for HQ to map at once. */
+TP_INTERNAL int tp_jbind(int64_t java_id, const char *name, int32_t name_hash);
+/* tp_jrename records the calling thread's new name. */
+TP_INTERNAL int tp_jrename(const char *name, int32_t name_hash);
+/* tp_jend is ThreadEnd: the thread's buffer gets a BatchEnd record and
+ * goes to the orphans that the next flush hands over; its state is
+ * retired. */
+TP_INTERNAL void tp_jend(void);
+/* tp_jlog_accept decides on a record of logger h at level (TP_LOG_*); the
+ * thread is checked in (tp_jenter gave TP_J_RECORD). */
+TP_INTERNAL int tp_jlog_accept(int32_t h, int level);
+/* tp_jlog_reserve begins logger h's marker in the calling thread's buffer
+ * (header and key, "log:<name>") and returns where its value goes: room
+ * for max bytes (at most TADPOLE_MAX_STRING) plus one byte the caller may
+ * overwrite; NULL when the logger has no modified UTF-8 key. Nothing is
+ * visible to flushers before tp_jlog_commit. */
+TP_INTERNAL char *tp_jlog_reserve(int32_t h, uint32_t max);
+/* tp_thread_count is the number of thread states the C API holds for
+ * live threads and for exited ones whose buffers wait for a flush (tests:
+ * thread churn must not pile them up). */
+TP_INTERNAL int tp_thread_count(void);
+/* tp_jlog_commit ends and publishes the record tp_jlog_reserve began; its
+ * value is value_len bytes, at most the max reserved. */
+TP_INTERNAL void tp_jlog_commit(uint32_t value_len);
 
 #endif /* TADPOLE_CAPI_TP_H */

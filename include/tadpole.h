@@ -289,10 +289,13 @@ TADPOLE_API int tadpole_logger_enabled(tadpole_logger h);
  * tadpole_log records one log record of logger h: level on the scale of the
  * LTTng domain (TADPOLE_LEVEL_*), level_name the name shown in the trace
  * (NULL: the domain's name for level, e.g. "WARNING"), msg the UTF-8
- * message. The calling thread's buffered events are handed over first, so
- * the record keeps its place among them. A log call costs a crossing into
- * the agent (a few hundred nanoseconds) when the logger is enabled, a load
- * when it is not.
+ * message; "<level_name> <msg>" is cut at TADPOLE_MAX_STRING bytes. The
+ * record keeps its place among the thread's events. With a level_name and
+ * no LTTng filter expression on the logger, the record is decided and
+ * encoded into the thread's buffer like any event; otherwise (NULL
+ * level_name, or a filter) it costs a crossing into the agent (a few
+ * hundred nanoseconds), which first hands the thread's buffered events
+ * over. A disabled logger costs a load.
  *
  * Returns TADPOLE_OK (recorded, or dropped because the logger is disabled or
  * an LTTng rule rejects it), TADPOLE_ENOTCONN, TADPOLE_EBADF, TADPOLE_EINVAL

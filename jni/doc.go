@@ -16,8 +16,8 @@
 // when libjsig is preloaded: it virtualises sigaction, so Go's handlers
 // would end up behind the JVM's and Go code would take signals on goroutine
 // stacks. Otherwise it loads the Go side, takes a JVMTI environment without
-// capabilities (no JIT or exception cost) and enables VMInit, VMDeath and
-// ThreadStart. VMInit (Agent_OnAttach for a running JVM):
+// capabilities (no JIT or exception cost) and enables VMInit, VMDeath,
+// ThreadStart and ThreadEnd. VMInit (Agent_OnAttach for a running JVM):
 //
 //  1. adds SA_ONSTACK to the installed handlers of SIGSEGV, SIGBUS, SIGFPE,
 //     SIGILL, SIGPIPE, SIGXFSZ, SIGQUIT, SIGINT, SIGTERM, SIGHUP and SIGUSR2
@@ -28,33 +28,55 @@
 //  3. calls tadpole_start: with an HQ configured the JVM waits for HQ's
 //     Start at most connect_timeout (plus start_timeout once connected);
 //     without HQ it goes on untraced after one warning;
-//  4. names the thread and starts the daemon thread "tadpole-jul".
+//  4. binds the thread (see Threads) and starts the daemon thread
+//     "tadpole-jul".
 //
 // VMDeath (and Agent_OnUnload) calls tadpole_stop: every buffer is flushed
 // and the run ends. The agent never exits the JVM and never returns JNI_ERR.
 //
 // # Hot path
 //
-// The natives copy Java strings into stack buffers with GetStringUTFRegion
-// (modified UTF-8) and call the C API, which encodes the event into the
-// calling thread's C buffer (one initial-exec __thread pointer); Go drains
-// the buffers in batches. A log record costs one Go crossing (tadpole_log).
-// The natives use capi's internal variants of the string calls (tp_jmarker,
-// tp_jthread_name, tp_jlogger_register, tp_jlog in capi/tp.h, hidden from
-// the library's dynamic symbols): markers and thread names are recorded
-// flagged as modified UTF-8 (agent.BatchFlagMUTF8) and converted by the
-// agent, logger names and log records are converted in Go, so U+0000 (C0 80)
-// and supplementary characters (surrogate pairs) reach HQ intact.
-// Every Go export of this package recovers from panics.
+// The natives call capi's internal functions (capi/tp.h, hidden from the
+// library's dynamic symbols), which encode events into the calling
+// thread's C buffer (one initial-exec __thread pointer); Go drains the
+// buffers in batches, one crossing per buffer, never per event. Strings
+// stay in Java's modified UTF-8 (GetStringUTFRegion), flagged
+// agent.BatchFlagMUTF8 and converted by the agent, so U+0000 (C0 80) and
+// supplementary characters (surrogate pairs) reach HQ intact. Every Go
+// export of this package recovers from panics.
+//
+// A JUL record is one native, Tadpole.log0, and no Go crossing: the C
+// side keeps each logger's accept state (agent.Logger.Accept: disabled,
+// all, a level range or a single level, or "the agent decides"), updated
+// by the agent's logger hook, and decides on the record; an accepted
+// record is written as the marker agent.LogMarker builds, "log:<logger>" =
+// "<level name> <message>", straight into the thread's buffer: the key is
+// kept in C per logger, the level name of a standard level comes from its
+// value, and the message is copied with one GetStringUTFRegion into room
+// reserved for its worst case (3 bytes a char; its length is
+// msg.length(), passed by Java). Only a logger whose rules carry a filter
+// expression (other than the one the lttng client generates from the name
+// and level) or a message too long for a marker (8192 bytes) takes the old
+// path: one Go crossing to Logger.Log.
 //
 // # Threads
 //
-// ThreadStart names each new Java thread (tadpole_thread_name, from
-// GetThreadInfo) while a run is on. Thread.setName is no JVMTI event: the
-// Java side compares the current name by identity with the last one it
-// announced (a ThreadLocal) before each marker or log record and announces a
-// change. Per-thread state lives in the C API's thread-local pointer, never
-// in goroutine-local storage.
+// A Java thread's C state is bound to the Java thread: its thread key is
+// the Java thread id (java.lang.Thread.getId, a cached jmethodID), so the
+// agent keys the thread hostThreadBit|id, and it holds the name (from
+// GetThreadInfo) and the name's String.hashCode. ThreadStart binds each new
+// thread while a run is on and announces its name (a BatchName record: HQ
+// maps the thread at once, under a wire id of its own); threads that were
+// running before (attach) bind at their first record. Thread.setName is no
+// JVMTI event: every native that records gets the current name and its
+// hashCode (cached in the String) from Java and compares the hash in C; a
+// different hash announces the new name at that point of the trace.
+// ThreadEnd appends a BatchEnd record (the drain forgets the thread), puts
+// the buffer on the orphan list that the next flush (the 50 ms timer, or
+// the wake-up every 16 orphans) hands over, and retires the state to the
+// pool: a program whose threads come and go neither loses records nor
+// piles up buffers. Per-thread state lives in the C API's thread-local
+// pointer, never in goroutine-local storage.
 //
 // # java.util.logging
 //
@@ -70,7 +92,7 @@
 //     JulHandler; a disabled one loses it. A handler records only records
 //     of its own logger, so a record is never recorded twice through
 //     parents. Records logged before the next sync after an enable are not
-//     recorded.
+//     recorded. Level rules and disables apply at once (in C).
 //
 // A record becomes the marker "log:<logger>" = "<level name> <message>"
 // (agent.LogMarker), its level the JUL Level.intValue(), which is the LTTng

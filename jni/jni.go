@@ -6,6 +6,7 @@ package jni
 #cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-arm64/include -I/usr/lib/jvm/java-17-openjdk-arm64/include/linux
 #cgo CFLAGS: -I/usr/lib/jvm/default-java/include -I/usr/lib/jvm/default-java/include/linux
 #include <stdlib.h>
+#include "tp.h"
 #include "tpj.h"
 */
 import "C"
@@ -68,6 +69,8 @@ func tpjGoSelfTest(what C.int) (rc C.int) {
 		return C.int(*(*int)(unsafe.Pointer(p)))
 	case C.TPJ_SELFTEST_EPIPE:
 		return C.int(brokenPipe())
+	case C.TPJ_SELFTEST_THREADS:
+		return C.tp_thread_count()
 	}
 	return -2
 }

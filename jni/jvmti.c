@@ -12,12 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp.h"
 #include "tpjc.h"
 #include "_cgo_export.h"
 
 #define TPJ_EXPORT __attribute__((visibility("default")))
 
 jvmtiEnv *tpj_jvmti;
+
+/* java.lang.Thread.getId, resolved in tpj_bind (Thread is never unloaded). */
+static jmethodID tpj_thread_get_id;
 
 static struct {
 	const char *name;
@@ -169,6 +173,15 @@ static jclass tpj_bind(JNIEnv *env) {
 		tpj_warn("cannot bind io.tadpole.Tadpole's natives: Java API and JUL unavailable");
 		return NULL;
 	}
+	jclass thread = (*env)->FindClass(env, "java/lang/Thread");
+	if (thread != NULL)
+		tpj_thread_get_id = (*env)->GetMethodID(env, thread, "getId", "()J");
+	if (thread == NULL || tpj_thread_get_id == NULL) {
+		tpj_exception(env);
+		tpj_warn("no java.lang.Thread.getId: Java API and JUL unavailable");
+		return NULL;
+	}
+	(*env)->DeleteLocalRef(env, thread);
 	jfieldID f = (*env)->GetStaticFieldID(env, tadpole, "bound", "Z");
 	if (f == NULL) {
 		tpj_exception(env);
@@ -178,19 +191,52 @@ static jclass tpj_bind(JNIEnv *env) {
 	return sync;
 }
 
-/* tpj_name_thread names the calling thread, thread, in the trace. */
-static void tpj_name_thread(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
+int32_t tpj_name_hash(const char *mutf8) {
+	uint32_t h = 0;
+	const unsigned char *p = (const unsigned char *)mutf8;
+	while (*p != 0) {
+		uint32_t c = p[0];
+		if ((p[0] & 0xE0) == 0xC0 && p[1] != 0) {
+			c = (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3F);
+			p += 2;
+		} else if ((p[0] & 0xF0) == 0xE0 && p[1] != 0 && p[2] != 0) {
+			c = (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F);
+			p += 3;
+		} else {
+			p++;
+		}
+		h = 31 * h + c;
+	}
+	return (int32_t)h;
+}
+
+int tpj_bind_thread(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
+	if (tpj_thread_get_id == NULL || thread == NULL)
+		return -1;
+	jlong id = (*env)->CallLongMethod(env, thread, tpj_thread_get_id);
+	if (tpj_exception(env))
+		return -1;
 	jvmtiThreadInfo info;
 	memset(&info, 0, sizeof info);
 	if ((*jvmti)->GetThreadInfo(jvmti, thread, &info) != JVMTI_ERROR_NONE)
-		return;
-	if (info.name != NULL && info.name[0] != 0)
-		tadpole_thread_name(info.name);
+		return -1;
+	const char *name = info.name != NULL ? info.name : "";
+	int rc = tp_jbind(id, name, tpj_name_hash(name));
 	(*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
 	if (info.thread_group != NULL)
 		(*env)->DeleteLocalRef(env, info.thread_group);
 	if (info.context_class_loader != NULL)
 		(*env)->DeleteLocalRef(env, info.context_class_loader);
+	return rc < 0 ? -1 : 0;
+}
+
+int tpj_bind_current(JNIEnv *env) {
+	jthread self = NULL;
+	if (tpj_jvmti == NULL || (*tpj_jvmti)->GetCurrentThread(tpj_jvmti, &self) != JVMTI_ERROR_NONE)
+		return -1;
+	int rc = tpj_bind_thread(tpj_jvmti, env, self);
+	(*env)->DeleteLocalRef(env, self);
+	return rc;
 }
 
 /* tpj_begin binds the helpers, starts tracing (waiting for HQ at most the
@@ -208,7 +254,7 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	}
 	atomic_store(&tpj_started, 1);
 	if (thread != NULL)
-		tpj_name_thread(jvmti, env, thread);
+		tpj_bind_thread(jvmti, env, thread);
 	if (sync != NULL) {
 		jmethodID m = (*env)->GetStaticMethodID(env, sync, "start", "()V");
 		if (m != NULL)
@@ -228,9 +274,18 @@ static void JNICALL tpj_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
 		tadpole_stop();
 }
 
+/* ThreadStart binds the new thread to its Java id and name while a run is
+ * on (other threads bind at their first record). */
 static void JNICALL tpj_thread_start(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
 	if (atomic_load_explicit(&tpj_started, memory_order_relaxed))
-		tpj_name_thread(jvmti, env, thread);
+		tpj_bind_thread(jvmti, env, thread);
+}
+
+/* ThreadEnd ends the thread in the trace (a BatchEnd record) and hands its
+ * buffer to the next flush; its C state is retired. */
+static void JNICALL tpj_thread_end(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
+	(void)jvmti, (void)env, (void)thread;
+	tp_jend();
 }
 
 /* tpj_init checks the environment, loads the Go side and gets a JVMTI
@@ -260,6 +315,7 @@ static int tpj_init(JavaVM *vm, int live) {
 	cb.VMInit = tpj_vm_init;
 	cb.VMDeath = tpj_vm_death;
 	cb.ThreadStart = tpj_thread_start;
+	cb.ThreadEnd = tpj_thread_end;
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE) {
 		tpj_warn("cannot set JVMTI callbacks: the JVM runs untraced");
 		return -1;
@@ -268,6 +324,8 @@ static int tpj_init(JavaVM *vm, int live) {
 		(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, NULL);
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, NULL);
 	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL);
+	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, NULL);
+	tp_jhost();
 	return 0;
 }
 

@@ -1,11 +1,11 @@
 /*
  * natives.c: the native methods of io.tadpole.Tadpole, bound with
- * RegisterNatives. They copy Java strings into stack buffers and call the C
- * API (capi/tadpole.c), which encodes events into the calling thread's
- * buffer: no Go crossing but for tp_jlog's one. Strings go through capi's
- * internal tp_j* variants (capi/tp.h) of the tadpole_* calls: they read
- * Java's modified UTF-8, so U+0000 and supplementary characters arrive
- * intact.
+ * RegisterNatives. They call capi's internal tp_j* functions (capi/tp.h),
+ * which encode events into the calling thread's C buffer: no Go crossing
+ * per event. Strings stay in Java's modified UTF-8 (GetStringUTFRegion),
+ * flagged as such, so U+0000 and supplementary characters arrive intact.
+ * Every native that records passes the thread's current name and its
+ * hashCode: a hash other than the one the thread announced is a rename.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +65,30 @@ static jboolean JNICALL tpj_tracing(JNIEnv *env, jclass cls) {
 	return tadpole_tracing() ? JNI_TRUE : JNI_FALSE;
 }
 
-static void JNICALL tpj_marker(JNIEnv *env, jclass cls, jstring key, jstring value) {
+/* tpj_ready brings the calling Java thread from state st (tp_jenter) to
+ * TP_J_RECORD, or TP_J_DROP: it binds the thread to its Java thread, or
+ * records its new name (name, hashCode hash). */
+static int tpj_ready(JNIEnv *env, int st, jstring name, jint hash) {
+	for (int i = 0; i < 3 && st != TP_J_RECORD && st != TP_J_DROP; i++) {
+		if (st == TP_J_BIND) {
+			if (tpj_bind_current(env) != 0)
+				return TP_J_DROP;
+		} else {
+			struct tpj_str n;
+			if (tpj_utf(env, name, &n) == 0)
+				tp_jrename(n.p, hash);
+			tpj_str_free(&n);
+		}
+		st = tp_jenter(hash);
+	}
+	return st == TP_J_RECORD ? TP_J_RECORD : TP_J_DROP;
+}
+
+static void JNICALL tpj_marker(JNIEnv *env, jclass cls, jstring key, jstring value, jstring tname, jint hash) {
 	(void)cls;
+	int st = tp_jenter(hash);
+	if (st != TP_J_RECORD && tpj_ready(env, st, tname, hash) != TP_J_RECORD)
+		return;
 	struct tpj_str k, v;
 	if (tpj_utf(env, key, &k) == 0 && tpj_utf(env, value, &v) == 0) {
 		tp_jmarker(k.p, v.p);
@@ -75,11 +97,19 @@ static void JNICALL tpj_marker(JNIEnv *env, jclass cls, jstring key, jstring val
 	tpj_str_free(&k);
 }
 
-static void JNICALL tpj_thread_name(JNIEnv *env, jclass cls, jstring name) {
+static void JNICALL tpj_thread_name(JNIEnv *env, jclass cls, jstring name, jint hash) {
 	(void)cls;
+	int st = tp_jenter(hash);
+	if (st == TP_J_BIND) {
+		if (tpj_bind_current(env) != 0)
+			return;
+		st = tp_jenter(hash);
+	}
+	if (st == TP_J_DROP)
+		return;
 	struct tpj_str n;
 	if (tpj_utf(env, name, &n) == 0 && n.p[0] != 0)
-		tp_jthread_name(n.p);
+		tp_jrename(n.p, hash);
 	tpj_str_free(&n);
 }
 
@@ -98,14 +128,95 @@ static jboolean JNICALL tpj_logger_enabled(JNIEnv *env, jclass cls, jint h) {
 	return tadpole_logger_enabled(h) ? JNI_TRUE : JNI_FALSE;
 }
 
-static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring level_name, jstring msg) {
-	(void)cls;
+/* The names of java.util.logging's standard levels, which JulHandler
+ * passes as NULL: the level's value names it. */
+static const struct {
+	jint level;
+	const char *name;
+} tpj_jul_levels[] = {
+	{1000, "SEVERE"}, {900, "WARNING"}, {800, "INFO"}, {700, "CONFIG"},
+	{500, "FINE"},    {400, "FINER"},   {300, "FINEST"},
+};
+
+static const char *tpj_jul_level(jint level) {
+	for (size_t i = 0; i < sizeof tpj_jul_levels / sizeof tpj_jul_levels[0]; i++)
+		if (tpj_jul_levels[i].level == level)
+			return tpj_jul_levels[i].name;
+	return NULL;
+}
+
+/* tpj_log_go hands a record to the agent's Logger.Log (one Go crossing):
+ * for loggers with a filter expression, and strings too long for C. */
+static void tpj_log_go(JNIEnv *env, jint h, jint level, const char *std, jstring level_name, jstring msg) {
 	struct tpj_str ln, m;
 	if (tpj_utf(env, level_name, &ln) == 0 && tpj_utf(env, msg, &m) == 0) {
-		tp_jlog(h, level, ln.p[0] != 0 ? ln.p : NULL, m.p);
+		const char *name = std != NULL ? std : ln.p;
+		tp_jlog(h, level, name[0] != 0 ? name : NULL, m.p);
 		tpj_str_free(&m);
 	}
 	tpj_str_free(&ln);
+}
+
+/* tpj_log records one JUL record of logger h: the marker
+ * "log:<logger>" = "<level name> <message>" (agent.LogMarker). level_name
+ * is NULL for a standard level; msg_len is msg.length(); tname and hash
+ * are the thread's current name and its hashCode. An accepted record is
+ * copied straight into the thread's buffer with GetStringUTFRegion, the
+ * one JNI call of a record with a standard level: room for the worst case
+ * (TPJ_UTF8_PER_CHAR bytes a char) is reserved and the value's length
+ * taken from the NUL GetStringUTFRegion writes (modified UTF-8 has no 00
+ * byte). No Go crossing. */
+static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring level_name, jstring msg,
+                            jint msg_len, jstring tname, jint hash) {
+	(void)cls;
+	int st = tp_jenter(hash);
+	if (st != TP_J_RECORD && tpj_ready(env, st, tname, hash) != TP_J_RECORD)
+		return;
+	int d = tp_jlog_accept(h, level);
+	if (d == TP_LOG_DROP)
+		return;
+	const char *std = level_name == NULL ? tpj_jul_level(level) : NULL;
+	/* JulHandler passes NULL for standard levels only; the agent names any
+	 * other value on its domain's scale. */
+	if (msg == NULL || d == TP_LOG_GO || (level_name == NULL && std == NULL)) {
+		tpj_log_go(env, h, level, std, level_name, msg);
+		return;
+	}
+	jsize ln = 0;
+	size_t lb;
+	if (std != NULL) {
+		lb = strlen(std);
+	} else {
+		ln = (*env)->GetStringLength(env, level_name);
+		lb = (size_t)ln * TPJ_UTF8_PER_CHAR;
+	}
+	size_t room = lb + 1 + (size_t)msg_len * TPJ_UTF8_PER_CHAR;
+	if (room > TADPOLE_MAX_STRING && msg_len >= 0 && msg_len <= TADPOLE_MAX_STRING)
+		room = lb + 1 + (size_t)(*env)->GetStringUTFLength(env, msg); /* a long message: its exact size */
+	if (msg_len < 0 || room > TADPOLE_MAX_STRING) {
+		tpj_log_go(env, h, level, std, level_name, msg);
+		return;
+	}
+	char *v = tp_jlog_reserve(h, (uint32_t)room);
+	if (v == NULL) {
+		tpj_log_go(env, h, level, std, level_name, msg);
+		return;
+	}
+	if (std != NULL) {
+		memcpy(v, std, lb);
+	} else {
+		v[0] = 0;
+		if (ln > 0)
+			(*env)->GetStringUTFRegion(env, level_name, 0, ln, v);
+		lb = strlen(v);
+	}
+	v[lb] = ' ';
+	size_t mb = 0;
+	if (msg_len > 0) {
+		(*env)->GetStringUTFRegion(env, msg, 0, msg_len, v + lb + 1);
+		mb = strlen(v + lb + 1);
+	}
+	tp_jlog_commit((uint32_t)(lb + 1 + mb));
 }
 
 static jboolean JNICALL tpj_initialized(JNIEnv *env, jclass cls, jclass c) {
@@ -123,11 +234,11 @@ static jint JNICALL tpj_self_test(JNIEnv *env, jclass cls, jint what) {
 
 static JNINativeMethod tpj_methods[] = {
 	{"tracing0", "()Z", (void *)tpj_tracing},
-	{"marker0", "(Ljava/lang/String;Ljava/lang/String;)V", (void *)tpj_marker},
-	{"threadName0", "(Ljava/lang/String;)V", (void *)tpj_thread_name},
+	{"marker0", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;I)V", (void *)tpj_marker},
+	{"threadName0", "(Ljava/lang/String;I)V", (void *)tpj_thread_name},
 	{"loggerRegister0", "(Ljava/lang/String;)I", (void *)tpj_logger_register},
 	{"loggerEnabled0", "(I)Z", (void *)tpj_logger_enabled},
-	{"log0", "(IILjava/lang/String;Ljava/lang/String;)V", (void *)tpj_log},
+	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;I)V", (void *)tpj_log},
 	{"initialized0", "(Ljava/lang/Class;)Z", (void *)tpj_initialized},
 	{"selfTest0", "(I)I", (void *)tpj_self_test},
 };

@@ -19,5 +19,6 @@ void tpj_add_class(const char *name, const void *bytes, size_t len);
 /* Self-test codes of Tadpole.selfTest0 (tests only). */
 #define TPJ_SELFTEST_PANIC 1
 #define TPJ_SELFTEST_EPIPE 2
+#define TPJ_SELFTEST_THREADS 3 /* thread states the C API holds */
 
 #endif /* TADPOLE_JNI_TPJ_H */

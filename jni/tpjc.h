@@ -7,6 +7,7 @@
 
 #include <jni.h>
 #include <jvmti.h>
+#include <stdint.h>
 
 #include "tadpole.h"
 #include "tpj.h"
@@ -17,6 +18,17 @@ extern jvmtiEnv *tpj_jvmti;
 /* tpj_register_natives binds Tadpole's natives; 0 or -1 (exception
  * cleared). */
 int tpj_register_natives(JNIEnv *env, jclass tadpole);
+
+/* tpj_bind_thread binds the calling thread's C state to thread, the
+ * current Java thread: its id (Thread.getId) becomes the thread key, its
+ * name is announced. 0, or -1 (exception cleared). */
+int tpj_bind_thread(jvmtiEnv *jvmti, JNIEnv *env, jthread thread);
+
+/* tpj_bind_current is tpj_bind_thread for the current thread. */
+int tpj_bind_current(JNIEnv *env);
+
+/* tpj_name_hash is Java's String.hashCode of a modified UTF-8 string. */
+int32_t tpj_name_hash(const char *mutf8);
 
 /* tpj_warn writes "tadpole: [WARN] <message>" to stderr. */
 void tpj_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -9,10 +9,13 @@
  *            a session with the logger enabled).
  *
  * It warms up, then logs RECORDS records of a short message on one thread
- * and prints "records=N ns=T" (T the nanoseconds of the timed loop).
+ * and prints "records=N ns=T cpu=C" (T the nanoseconds of the timed loop,
+ * C the logging thread's CPU time in them).
  */
 import io.tadpole.Tadpole;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -57,12 +60,15 @@ public class JulBench {
 			log.info("warm-up record");
 		}
 		Tadpole.marker("bench", "start");
+		ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+		long c0 = mx.getCurrentThreadCpuTime();
 		long t0 = System.nanoTime();
 		for (int i = 0; i < records; i++) {
 			log.info("benchmark record");
 		}
 		long ns = System.nanoTime() - t0;
+		long cpu = mx.getCurrentThreadCpuTime() - c0;
 		Tadpole.marker("bench", "end");
-		System.out.println("records=" + records + " ns=" + ns);
+		System.out.println("records=" + records + " ns=" + ns + " cpu=" + cpu);
 	}
 }

@@ -6,5 +6,12 @@
 // the reference HQ that no record was lost, the LTTng case that the
 // session discarded none.
 //
+// Each reports ns/record (wall), cpu-ns/record (the logging thread's CPU
+// time; the difference is time spent waiting for a CPU or for the
+// consumers, which share the machine) and its ratio to the cases measured
+// before it in the same run: x-noop, and for LTTng x-tadpole.
+// TestCompareJUL prints the three side by side with the ratios.
+//
 //	cd bench && go test -run '^$' -bench JUL -benchmem ./jvm
+//	cd bench && go test -run CompareJUL -v ./jvm
 package jvm

@@ -63,10 +63,42 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+)`)
+var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+) cpu=(-?\d+)`)
 
-// runBench runs JulBench and reports ns/record.
-func runBench(b *testing.B, cmd *exec.Cmd) {
+// The handlers compared.
+const (
+	caseNoop    = "no-op handler"
+	caseTadpole = "tadpole"
+	caseLTTng   = "LTTng JUL agent"
+)
+
+// measured holds each case's last ns/record in this process, for the
+// ratios the benchmarks and TestCompareJUL report.
+var measured struct {
+	sync.Mutex
+	ns, cpu map[string]float64
+}
+
+func record(name string, ns, cpu float64) {
+	measured.Lock()
+	defer measured.Unlock()
+	if measured.ns == nil {
+		measured.ns, measured.cpu = make(map[string]float64), make(map[string]float64)
+	}
+	measured.ns[name], measured.cpu[name] = ns, cpu
+}
+
+func lookup(name string) (ns, cpu float64, ok bool) {
+	measured.Lock()
+	defer measured.Unlock()
+	ns, ok = measured.ns[name]
+	return ns, measured.cpu[name], ok
+}
+
+// runBench runs JulBench and reports ns/record (wall) and cpu-ns/record
+// (the logging thread's CPU time: the rest is waiting, for the CPU or for
+// the consumers), and the ratios to the cases measured before it.
+func runBench(b *testing.B, name string, cmd *exec.Cmd) {
 	b.Helper()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -76,10 +108,24 @@ func runBench(b *testing.B, cmd *exec.Cmd) {
 	if m == nil {
 		b.Fatalf("no result in output:\n%s", out)
 	}
-	ns, _ := strconv.ParseFloat(m[2], 64)
 	n, _ := strconv.ParseFloat(m[1], 64)
-	b.ReportMetric(ns/n, "ns/record")
+	ns, _ := strconv.ParseFloat(m[2], 64)
+	cpu, _ := strconv.ParseFloat(m[3], 64)
+	ns, cpu = ns/n, cpu/n
+	record(name, ns, cpu)
+	b.ReportMetric(ns, "ns/record")
+	b.ReportMetric(cpu, "cpu-ns/record")
 	b.ReportMetric(0, "ns/op")
+	if name != caseNoop {
+		if noop, _, ok := lookup(caseNoop); ok {
+			b.ReportMetric(ns/noop, "x-noop")
+		}
+	}
+	if name == caseLTTng {
+		if tp, _, ok := lookup(caseTadpole); ok {
+			b.ReportMetric(ns/tp, "x-tadpole")
+		}
+	}
 }
 
 func javaCmd(ctx context.Context, e *jtest.Env, cp string, extra []string, mode string, n int) *exec.Cmd {
@@ -95,7 +141,7 @@ func BenchmarkJULNoop(b *testing.B) {
 	cp := benchClasses(b, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	runBench(b, javaCmd(ctx, e, cp, nil, "noop", records(b)))
+	runBench(b, caseNoop, javaCmd(ctx, e, cp, nil, "noop", records(b)))
 }
 
 // counter counts one run's log markers.
@@ -132,7 +178,7 @@ func BenchmarkJULTadpole(b *testing.B) {
 	defer cancel()
 	cmd := javaCmd(ctx, e, cp, []string{"-agentpath:" + e.Lib}, "tadpole", records(b))
 	cmd.Env = append(os.Environ(), "TADPOLE_HQ="+srv.Addr(), "TADPOLE_LTTNG=off")
-	runBench(b, cmd)
+	runBench(b, caseTadpole, cmd)
 	r, err := srv.NextRun(ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -148,4 +194,36 @@ func BenchmarkJULTadpole(b *testing.B) {
 	if got, want := c.logs.Load(), int64(warmup+records(b)); got != want {
 		b.Fatalf("HQ got %d records; want %d", got, want)
 	}
+}
+
+// TestCompareJUL runs the three cases side by side and prints their costs
+// and the ratios: tadpole / no-op (tadpole's cost over the floor of a JUL
+// record) and LTTng / tadpole.
+func TestCompareJUL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("side-by-side benchmark")
+	}
+	for _, f := range []func(*testing.B){BenchmarkJULNoop, BenchmarkJULTadpole, BenchmarkJULLTTng} {
+		if r := testing.Benchmark(f); r.N == 0 {
+			t.Logf("a case did not run (a peer missing?)")
+		}
+	}
+	fmt.Fprintf(os.Stdout, "\nJUL record on an enabled logger, side by side (ns/record wall, logging thread CPU):\n")
+	for _, name := range []string{caseNoop, caseTadpole, caseLTTng} {
+		if ns, cpu, ok := lookup(name); ok {
+			fmt.Fprintf(os.Stdout, "  %-18s %8.1f ns %8.1f ns CPU\n", name, ns, cpu)
+		} else {
+			fmt.Fprintf(os.Stdout, "  %-18s not measured\n", name)
+		}
+	}
+	noop, _, okN := lookup(caseNoop)
+	tp, _, okT := lookup(caseTadpole)
+	lt, _, okL := lookup(caseLTTng)
+	if okN && okT {
+		fmt.Fprintf(os.Stdout, "  ratio tadpole / no-op handler: %.2f×\n", tp/noop)
+	}
+	if okT && okL {
+		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole: %.1f×\n", lt/tp)
+	}
+	fmt.Fprintln(os.Stdout)
 }

@@ -60,7 +60,7 @@ func BenchmarkJULLTTng(b *testing.B) {
 		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	}
-	runBench(b, cmd)
+	runBench(b, caseLTTng, cmd)
 	out := s.MustLttng("stop", "julbench")
 	if strings.Contains(out, "discarded") || strings.Contains(out, "lost") {
 		b.Fatalf("LTTng lost records:\n%s", out)

@@ -49,4 +49,14 @@ func TestShopExample(t *testing.T) {
 	if got := c.Markers("log:shop.stock"); len(got) > 0 && !strings.HasPrefix(got[0], "SEVERE order ") {
 		t.Errorf("got stock record %q; want SEVERE order …", got[0])
 	}
+	// The three cashier threads are named at HQ, each under its own id.
+	cashiers := make(map[string]bool)
+	for _, n := range c.Names() {
+		if strings.HasPrefix(n, "cashier-") {
+			cashiers[n] = true
+		}
+	}
+	if len(cashiers) != 3 || len(rep.ThreadNames) < 3 {
+		t.Errorf("got cashier threads %v (report: %d named); want cashier-0 … cashier-2", cashiers, len(rep.ThreadNames))
+	}
 }

@@ -26,6 +26,10 @@ public class JApp {
 			mutf8();
 		} else if (mode.equals("lttng")) {
 			lttng();
+		} else if (mode.equals("threads")) {
+			threads(Integer.parseInt(args[1]));
+		} else if (mode.equals("churn")) {
+			churn(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
 		}
 		System.out.println("JApp done " + mode + " tracing=" + Tadpole.tracing());
 	}
@@ -161,5 +165,58 @@ public class JApp {
 			l.info("tick " + i++);
 			Thread.sleep(1);
 		}
+	}
+
+	/* threads starts n threads "w-<i>" that log, rename themselves
+	 * "r-<i>", log again and end. */
+	static void threads(int n) throws Exception {
+		final Logger l = Logger.getLogger("thr");
+		l.setUseParentHandlers(false);
+		Tadpole.syncLoggers();
+		Thread[] ts = new Thread[n];
+		for (int i = 0; i < n; i++) {
+			final int me = i;
+			ts[i] = new Thread(new Runnable() {
+				public void run() {
+					l.info("before " + me);
+					Thread.currentThread().setName("r-" + me);
+					l.info("after " + me);
+				}
+			}, "w-" + i);
+			ts[i].start();
+		}
+		for (Thread t : ts) {
+			t.join();
+		}
+	}
+
+	/* churn runs total short threads "c-<i>", par at a time, each logging
+	 * one record, then prints how many thread states the agent's C side
+	 * holds ("churn states=<n>"). */
+	static void churn(int total, int par) throws Exception {
+		final Logger l = Logger.getLogger("churn");
+		l.setUseParentHandlers(false);
+		Tadpole.syncLoggers();
+		Method m = Tadpole.class.getDeclaredMethod("selfTest0", int.class);
+		m.setAccessible(true);
+		int before = (Integer) m.invoke(null, 3);
+		for (int i = 0; i < total; i += par) {
+			Thread[] ts = new Thread[Math.min(par, total - i)];
+			for (int j = 0; j < ts.length; j++) {
+				final int me = i + j;
+				ts[j] = new Thread(new Runnable() {
+					public void run() {
+						l.info("c " + me);
+					}
+				}, "c-" + me);
+				ts[j].start();
+			}
+			for (Thread t : ts) {
+				t.join();
+			}
+		}
+		int after = (Integer) m.invoke(null, 3);
+		Tadpole.marker("churn", before + " " + after);
+		System.out.println("churn states=" + before + " " + after);
 	}
 }

@@ -28,9 +28,12 @@ final class JulHandler extends Handler {
 		return name;
 	}
 
+	/* One native per record: it decides on the record from the logger's
+	 * state (kept in C), copies the strings into the thread's buffer and
+	 * sees renames from the name's hash. */
 	@Override
 	public void publish(LogRecord r) {
-		if (r == null || !name.equals(r.getLoggerName()) || !Tadpole.loggerEnabled0(handle)) {
+		if (r == null || !name.equals(r.getLoggerName())) {
 			return;
 		}
 		Level l = r.getLevel();
@@ -38,8 +41,18 @@ final class JulHandler extends Handler {
 		if (r.getParameters() != null || r.getResourceBundle() != null) {
 			msg = FORMAT.formatMessage(r);
 		}
-		Tadpole.checkName();
-		Tadpole.log0(handle, l.intValue(), l.getName(), msg == null ? "" : msg);
+		if (msg == null) {
+			msg = "";
+		}
+		String t = Thread.currentThread().getName();
+		Tadpole.log0(handle, l.intValue(), standard(l) ? null : l.getName(), msg, msg.length(), t, t.hashCode());
+	}
+
+	/* standard reports whether l is one of java.util.logging's own levels,
+	 * which the agent names from their values (no string to copy). */
+	private static boolean standard(Level l) {
+		return l == Level.INFO || l == Level.FINE || l == Level.WARNING || l == Level.SEVERE || l == Level.CONFIG
+				|| l == Level.FINER || l == Level.FINEST;
 	}
 
 	@Override

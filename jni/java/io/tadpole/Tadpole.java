@@ -11,9 +11,6 @@ public final class Tadpole {
 	/* Set by the agent once the natives are bound. */
 	private static volatile boolean bound;
 
-	/* The last name each thread announced, compared by identity. */
-	private static final ThreadLocal<String> NAMES = new ThreadLocal<String>();
-
 	private Tadpole() {
 	}
 
@@ -30,8 +27,8 @@ public final class Tadpole {
 		if (!bound || key == null) {
 			return;
 		}
-		checkName();
-		marker0(key, value == null ? "" : value);
+		String n = Thread.currentThread().getName();
+		marker0(key, value == null ? "" : value, n, n.hashCode());
 	}
 
 	/**
@@ -42,8 +39,7 @@ public final class Tadpole {
 	public static void threadName() {
 		if (bound) {
 			String n = Thread.currentThread().getName();
-			NAMES.set(n);
-			threadName0(n);
+			threadName0(n, n.hashCode());
 		}
 	}
 
@@ -58,27 +54,23 @@ public final class Tadpole {
 		}
 	}
 
-	/* checkName announces the thread's name when it changed since the last
-	 * announcement (Thread.setName is no JVMTI event). */
-	static void checkName() {
-		String n = Thread.currentThread().getName();
-		if (NAMES.get() != n) {
-			NAMES.set(n);
-			threadName0(n);
-		}
-	}
-
 	static native boolean tracing0();
 
-	static native void marker0(String key, String value);
+	/* The natives that record take the thread's current name and its
+	 * hashCode (cached in the String): the agent compares the hash with the
+	 * one it announced to see Thread.setName, which is no JVMTI event. */
+	static native void marker0(String key, String value, String threadName, int nameHash);
 
-	static native void threadName0(String name);
+	static native void threadName0(String name, int nameHash);
 
 	static native int loggerRegister0(String name);
 
 	static native boolean loggerEnabled0(int handle);
 
-	static native void log0(int handle, int level, String levelName, String msg);
+	/* levelName is null for java.util.logging's standard levels; msgLength
+	 * is msg.length(). */
+	static native void log0(int handle, int level, String levelName, String msg, int msgLength, String threadName,
+			int nameHash);
 
 	static native boolean initialized0(Class<?> c);
 
