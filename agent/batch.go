@@ -192,15 +192,51 @@ func (d *drain) batch(thread uint64, t *text) {
 			l1 := int(binary.LittleEndian.Uint16(r[12:]))
 			l2 := int(binary.LittleEndian.Uint16(r[14:]))
 			p := r[BatchHeaderSize:]
-			if r[1]&BatchFlagMUTF8 != 0 {
-				rt.key, rt.value = bytefrog.String(p[:l1]), bytefrog.String(p[l1:l1+l2])
+			key, value := p[:l1], p[l1:l1+l2]
+			mutf := r[1]&BatchFlagMUTF8 != 0
+			if k == kindMarker && (mutf || wireASCII(key) && wireASCII(value)) {
+				// The bytes are already what the wire carries.
+				d.markerMUTF8(sl.rel, key, value)
+				off += recordSize(r)
+				continue
+			}
+			if mutf {
+				rt.key, rt.value = bytefrog.String(key), bytefrog.String(value)
 			} else {
-				rt.key, rt.value = string(p[:l1]), string(p[l1:l1+l2])
+				rt.key, rt.value = string(key), string(value)
 			}
 		}
 		d.process(k, &sl, &rt)
 		off += recordSize(r)
 	}
+}
+
+// markerMUTF8 records a marker whose key and value are modified UTF-8, as
+// they go on the wire, without making strings of them.
+func (d *drain) markerMUTF8(rel int32, key, value []byte) {
+	b := d.cur
+	if b == nil {
+		if b = d.buf(); b == nil {
+			return
+		}
+	}
+	b.b = bytefrog.AppendMarkerMUTF8(b.b, rel, d.seq, key, value)
+	d.seq++
+	d.counted++
+	if len(b.b) >= d.full {
+		d.ship()
+	}
+}
+
+// wireASCII reports whether b is the same in UTF-8 and modified UTF-8:
+// ASCII without NUL.
+func wireASCII(b []byte) bool {
+	for _, c := range b {
+		if c-1 >= 0x7F { // 0 wraps to 0xFF
+			return false
+		}
+	}
+	return true
 }
 
 // relMillis converts a CLOCK_MONOTONIC time to ms since trace start.

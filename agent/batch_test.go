@@ -128,3 +128,37 @@ func TestThreadEnd(t *testing.T) {
 		t.Errorf("events by thread %v; want 2 for first and 2 for second", byThread)
 	}
 }
+
+// TestBatchMarkerStrings checks that host markers keep their text whether
+// the host hands over UTF-8 or modified UTF-8, ASCII or not.
+func TestBatchMarkerStrings(t *testing.T) {
+	h := startHQ(t, nil)
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
+	tests := []struct {
+		flags      uint8
+		key, value string
+		want       string
+	}{
+		{0, "ascii", "plain", "ascii=plain"},
+		{0, "utf8", "é😀", "utf8=é😀"},
+		{0, "nul", "a\x00b", "nul=a\x00b"},
+		{BatchFlagMUTF8, "mutf8", "a\xc0\x80b\xed\xa0\xbd\xed\xb8\x80", "mutf8=a\x00b😀"},
+		{BatchFlagMUTF8, "", "", "="},
+	}
+	var b []byte
+	for _, tt := range tests {
+		b = AppendBatchRecord(b, BatchMarker, tt.flags, 0, 0, 0, MonoNow(), tt.key, tt.value)
+	}
+	if _, err := SubmitBatch(9, b); err != nil {
+		t.Fatal(err)
+	}
+	rep := finish(t, a, run)
+	c := h.Collector(0)
+	testhq.CheckClean(t, rep, c, len(tests))
+	got := marks(c)
+	for i, tt := range tests {
+		if i >= len(got) || got[i] != tt.want {
+			t.Errorf("marker %d: got %q; want %q", i, got, tt.want)
+		}
+	}
+}

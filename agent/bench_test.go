@@ -141,6 +141,24 @@ func BenchmarkSubmitBatch(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/event")
 }
 
+// BenchmarkSubmitBatchMarkers is the drain's share of a JVM log record: a
+// batch of 64 markers in modified UTF-8, as the JUL handler writes them.
+func BenchmarkSubmitBatchMarkers(b *testing.B) {
+	sinkSession(b, 2)
+	var batch []byte
+	now := MonoNow()
+	for i := 0; i < 64; i++ {
+		batch = AppendBatchRecord(batch, BatchMarker, BatchFlagMUTF8, 0, 0, 0, now,
+			"log:shop.orders", "INFO order 1234 paid by card, 3 items")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		SubmitBatch(7, batch)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*64), "ns/record")
+}
+
 // BenchmarkEndToEnd traces calls from 4 goroutines into the reference HQ on
 // loopback over 2 data connections and reports the events/s HQ received in
 // order.

@@ -98,6 +98,9 @@ var codecTests = []struct {
 	{"Marker", dialectV1, "32 00 00 00 03 00 00 00 04 00 00 00 03 76 c0 80",
 		Msg{Type: MsgMarker, RelTime: 3, Seq: 4, Text: []byte{}, Value: []byte("v\xc0\x80")},
 		func(b []byte) []byte { return AppendMarker(b, 3, 4, "", "v\x00") }},
+	{"Marker modified UTF-8", dialectV1, "32 00 00 00 03 00 00 00 04 00 00 00 03 76 c0 80",
+		Msg{Type: MsgMarker, RelTime: 3, Seq: 4, Text: []byte{}, Value: []byte("v\xc0\x80")},
+		func(b []byte) []byte { return AppendMarkerMUTF8(b, 3, 4, nil, []byte("v\xc0\x80")) }},
 	{"Error", dialectV1, "63 00 03 e2 82 ac", Msg{Type: MsgError, Text: []byte("€")},
 		func(b []byte) []byte { return AppendError(b, "€") }},
 }

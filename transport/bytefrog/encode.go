@@ -245,6 +245,18 @@ func AppendMarker(b []byte, relTime, seq int32, key, value string) []byte {
 	return AppendUTF(b, value)
 }
 
+// AppendMarkerMUTF8 appends a Marker whose key and value are already
+// modified UTF-8, as a JVM hands strings over: they are copied as they are,
+// truncated like AppendUTFBytes.
+func AppendMarkerMUTF8(b []byte, relTime, seq int32, key, value []byte) []byte {
+	b, p := grow(b, offMarker)
+	p[0] = byte(MsgMarker)
+	put32(p[offField1:], relTime)
+	put32(p[offField2:], seq)
+	b = AppendUTFBytes(b, key)
+	return AppendUTFBytes(b, value)
+}
+
 // AppendDataHello appends DataHello: the first message on a data
 // connection.
 func AppendDataHello(b []byte, runID uint8) []byte {
