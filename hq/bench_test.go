@@ -2,6 +2,7 @@ package hq_test
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
@@ -18,22 +19,21 @@ var benchTraffic = sync.OnceValues(func() ([][]byte, int) {
 })
 
 // BenchmarkIngest measures a whole run through HQ over loopback: k data
-// connections, reorder, analysis and the trace file. Each iteration is one
-// run of about 2 M events (entry/exit pairs over 300 methods).
+// connections, reorder, analysis and the trace file in each compression
+// (nofile: none written). Each iteration is one run of about 2 M events
+// (entry/exit pairs over 300 methods); file-B/event is the trace file's
+// size per event.
 func BenchmarkIngest(b *testing.B) {
 	chunks, n := benchTraffic()
-	for _, file := range []bool{true, false} {
+	for _, file := range []string{"s2", "zstd", "none", "nofile"} {
 		for _, k := range []int{1, 4, 8} {
-			name := fmt.Sprintf("conns=%d", k)
-			if !file {
-				name += "/nofile"
-			}
+			name := fmt.Sprintf("conns=%d/%s", k, file)
 			b.Run(name, func(b *testing.B) { benchIngest(b, chunks, n, k, file) })
 		}
 	}
 }
 
-func benchIngest(b *testing.B, chunks [][]byte, n, k int, file bool) {
+func benchIngest(b *testing.B, chunks [][]byte, n, k int, file string) {
 	per := hqtest.Spread(chunks, k)
 	total := 0
 	for _, p := range per {
@@ -41,10 +41,17 @@ func benchIngest(b *testing.B, chunks [][]byte, n, k int, file bool) {
 	}
 	srv := start(b, func(c *hq.Config) {
 		c.Agent.NumDataSenders = int32(k)
-		if !file {
+		if file == "nofile" {
 			c.TraceDir = ""
+			return
 		}
+		comp, err := hq.ParseCompression(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Compression = comp
 	})
+	var fileSize int64
 	b.SetBytes(int64(total))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -73,6 +80,19 @@ func benchIngest(b *testing.B, chunks [][]byte, n, k int, file bool) {
 		if !rep.OK || rep.Sequenced != int64(n) {
 			b.Fatalf("run: %s, %d events; want %d", rep.Result(), rep.Sequenced, n)
 		}
+		if rep.TraceFile != "" {
+			b.StopTimer()
+			fi, err := os.Stat(rep.TraceFile)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fileSize = fi.Size()
+			os.Remove(rep.TraceFile)
+			b.StartTimer()
+		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	if fileSize > 0 {
+		b.ReportMetric(float64(fileSize)/float64(n), "file-B/event")
+	}
 }

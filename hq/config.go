@@ -50,6 +50,10 @@ type Config struct {
 	Script string
 	// TraceDir is the directory trace files are written to; "" writes none.
 	TraceDir string
+	// Compression is the stream trace files are written in (default
+	// CompressS2: it keeps HQ's ingest above 10 M events/s on two cores,
+	// where zstd, with files 1.3–2.6× smaller, does not; see Compression).
+	Compression Compression
 	// MaxHeldEvents caps the sequenced events held while waiting for a
 	// missing number; reaching it fails the run.
 	MaxHeldEvents int
@@ -80,12 +84,13 @@ type Config struct {
 
 // DefaultConfig returns the defaults: listen on DefaultListen, accept
 // protocol versions 1–4 in the Bytefrog flavour, start agents right away,
-// write no trace file.
+// write no trace file (S2-compressed when TraceDir is set).
 func DefaultConfig() *Config {
 	return &Config{
 		Listen:          DefaultListen,
 		Versions:        []uint8{bytefrog.Version1, bytefrog.Version2, bytefrog.Version3, bytefrog.Version4},
 		Flavor:          bytefrog.FlavorBytefrog,
+		Compression:     CompressS2,
 		Agent:           bytefrog.DefaultConfig(),
 		AutoStart:       true,
 		MaxHeldEvents:   DefaultMaxHeldEvents,
@@ -113,6 +118,9 @@ func (c *Config) Verify() error {
 	}
 	if c.Flavor != bytefrog.FlavorBytefrog && c.Flavor != bytefrog.FlavorCodePulse {
 		return fmt.Errorf("%w: flavor %v", ErrConfig, c.Flavor)
+	}
+	if !c.Compression.valid() {
+		return fmt.Errorf("%w: compression %v", ErrConfig, c.Compression)
 	}
 	if c.Agent.HeartbeatInterval <= 0 {
 		return fmt.Errorf("%w: agent heartbeat interval %d ms", ErrConfig, c.Agent.HeartbeatInterval)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -29,34 +28,55 @@ const readChunk = 1 << 20
 
 // TraceReader reads a trace file. It is not safe for concurrent use.
 type TraceReader struct {
-	zr  *zstd.Decoder // nil for an uncompressed stream
-	r   *bufio.Reader
-	h   TraceHeader
-	hdr [recHeaderSize]byte
-	buf []byte // grow-only, up to MaxTraceRecord
-	err error  // sticky
+	comp    Compression
+	release func() // frees the decompressor; nil if there is nothing to free
+	r       *bufio.Reader
+	h       TraceHeader
+	hdr     [recHeaderSize]byte
+	buf     []byte // grow-only, up to MaxTraceRecord
+	err     error  // sticky
 }
 
-// NewTraceReader reads the header of the trace file in r (a zstd stream).
-// Call Close when done.
+// NewTraceReader reads the header of the trace file in r, in any
+// Compression: the file's first bytes tell which. Call Close when done.
 func NewTraceReader(r io.Reader) (*TraceReader, error) {
-	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(maxTraceWindow))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrTraceFormat, err)
+	src := &countingReader{r: r}
+	br := bufio.NewReaderSize(src, readBufferSize)
+	head, err := br.Peek(maxMagicSize)
+	if len(head) == 0 {
+		return nil, fmt.Errorf("%w: empty file: %w", ErrTraceFormat, noEOF(err))
 	}
-	tr, err := newRawTraceReader(zr)
+	c, ok := detectCompression(head)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown stream: it starts % x, not S2, zstd or %q", ErrTraceFormat,
+			head[:min(len(head), maxMagicSize)], TraceMagic)
+	}
+	if c == CompressNone {
+		tr, err := newRawTraceReader(br)
+		if err != nil {
+			return nil, err
+		}
+		tr.comp = c
+		return tr, nil
+	}
+	dec, release, err := traceCodecs[c].newReader(br)
 	if err != nil {
-		zr.Close()
+		return nil, fmt.Errorf("%w: %v stream: %w", ErrTraceFormat, c, err)
+	}
+	tr, err := newRawTraceReader(&streamReader{r: dec, src: src, c: c})
+	if err != nil {
+		if release != nil {
+			release()
+		}
 		return nil, err
 	}
-	tr.zr = zr
+	tr.comp, tr.release = c, release
 	return tr, nil
 }
 
 // newRawTraceReader reads the uncompressed form of a trace file.
 func newRawTraceReader(r io.Reader) (*TraceReader, error) {
-	tr := &TraceReader{r: bufio.NewReaderSize(r, 64<<10)}
+	tr := &TraceReader{r: bufio.NewReaderSize(r, readBufferSize)}
 	var fixed [traceHeaderSize]byte
 	if _, err := io.ReadFull(tr.r, fixed[:]); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", ErrTraceFormat, err)
@@ -72,6 +92,9 @@ func newRawTraceReader(r io.Reader) (*TraceReader, error) {
 	tr.h.Agent = string(agent)
 	return tr, nil
 }
+
+// Compression returns the stream the file is in.
+func (tr *TraceReader) Compression() Compression { return tr.comp }
 
 // Header returns the file's header.
 func (tr *TraceReader) Header() TraceHeader { return tr.h }
@@ -132,9 +155,9 @@ func noEOF(err error) error {
 
 // Close releases the decompressor.
 func (tr *TraceReader) Close() {
-	if tr.zr != nil {
-		tr.zr.Close()
-		tr.zr = nil
+	if tr.release != nil {
+		tr.release()
+		tr.release = nil
 	}
 }
 

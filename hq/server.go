@@ -392,8 +392,9 @@ func (s *Server) createTraceFile(r *Run, cc *coreConfig) (*traceWriter, error) {
 		s.fileSeq++
 		seq := s.fileSeq
 		s.mu.Unlock()
-		name := fmt.Sprintf("tadpole-%s-run%d-%d%s", r.start.Format("20060102-150405.000"), r.id, seq, TraceExt)
-		w, err := createTrace(filepath.Join(s.cfg.TraceDir, name), h)
+		name := fmt.Sprintf("tadpole-%s-run%d-%d%s", r.start.Format("20060102-150405.000"), r.id, seq,
+			s.cfg.Compression.Ext())
+		w, err := createTrace(filepath.Join(s.cfg.TraceDir, name), h, s.cfg.Compression)
 		if err == nil {
 			return w, nil
 		}

@@ -4,15 +4,16 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
-// Trace file format, inside one zstd stream. Integers are big-endian.
+// Trace file format, inside one compressed stream (see Compression) or
+// none. Integers are big-endian.
 //
 //	header:
 //	  magic            4  "TPHQ"
@@ -41,8 +42,10 @@ import (
 const (
 	TraceMagic  = "TPHQ"
 	TraceFormat = 1
-	// TraceExt is the file name extension of trace files.
-	TraceExt = ".tphq.zst"
+	// TraceExt begins the file name extension of every trace file; the
+	// compression adds its own (Compression.Ext): ".tphq.s2",
+	// ".tphq.zst", ".tphq".
+	TraceExt = ".tphq"
 
 	magicSize       = len(TraceMagic)
 	u8Size          = 1
@@ -161,7 +164,7 @@ func appendEnd(b []byte, ok bool, reason string) []byte {
 type traceWriter struct {
 	path string
 	f    *os.File
-	enc  *zstd.Encoder
+	enc  io.WriteCloser // the compressor; its Close does not close f
 	ch   chan unit
 	done chan struct{}
 	hdr  []byte
@@ -178,13 +181,17 @@ const (
 	traceWindow = 512 << 10
 )
 
-func createTrace(path string, h *TraceHeader) (*traceWriter, error) {
+// createTrace creates the trace file at path, compressed with c, and
+// writes its header.
+func createTrace(path string, h *TraceHeader, c Compression) (*traceWriter, error) {
+	if !c.valid() {
+		return nil, fmt.Errorf("%w: compression %v", ErrConfig, c)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	enc, err := zstd.NewWriter(f, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(traceWindow))
+	enc, err := traceCodecs[c].newWriter(f)
 	if err != nil {
 		f.Close()
 		os.Remove(path)

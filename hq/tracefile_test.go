@@ -8,11 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/tadpole-trace/tadpole/hq/hqtest"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -30,10 +31,10 @@ func (s *scripted) add(kind RecordKind, conn uint16, ms int, data []byte) {
 }
 
 // write writes s as a trace file with the trace writer.
-func (s *scripted) write(t *testing.T, path string) {
+func (s *scripted) write(t testing.TB, path string, c Compression) {
 	t.Helper()
 	os.Remove(path)
-	w, err := createTrace(path, &s.h)
+	w, err := createTrace(path, &s.h, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,58 +165,103 @@ func seedTraces(t *testing.T) []*scripted {
 	return []*scripted{basic, checks, failed, cp}
 }
 
-// TestTraceFiles replays the trace files in testdata/ and compares the
-// summaries with the golden ones; -update rewrites both.
+// seedCompressions are the streams the scripted traces are kept in.
+var seedCompressions = []Compression{CompressZstd, CompressS2}
+
+// TestTraceFiles replays the trace files in testdata/ (each scripted trace
+// in each of seedCompressions) and compares the summaries with the golden
+// ones; -update rewrites both.
 func TestTraceFiles(t *testing.T) {
 	for _, s := range seedTraces(t) {
-		t.Run(s.name, func(t *testing.T) {
-			path := filepath.Join("testdata", s.name+TraceExt)
-			golden := filepath.Join("testdata", s.name+".txt")
-			if *update {
-				s.write(t, path)
-			}
-			rep, err := ReplayFile(path, nil)
-			if err != nil {
-				t.Fatalf("ReplayFile: %v", err)
-			}
-			got := rep.String()
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+		for _, c := range seedCompressions {
+			t.Run(s.name+"/"+c.String(), func(t *testing.T) {
+				path := filepath.Join("testdata", s.name+c.Ext())
+				golden := filepath.Join("testdata", s.name+".txt")
+				if *update {
+					s.write(t, path, c)
+				}
+				rep, err := ReplayFile(path, nil)
+				if err != nil {
+					t.Fatalf("ReplayFile: %v", err)
+				}
+				// The golden summaries name the zstd file.
+				rep.TraceFile = filepath.Join("testdata", s.name+seedCompressions[0].Ext())
+				got := rep.String()
+				if *update && c == seedCompressions[0] {
+					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("summary of %s:\n%s\nwant:\n%s", path, got, want)
-			}
-			// The file holds exactly the scripted records.
-			tr := openRaw(t, path)
-			if h := tr.Header(); !reflect.DeepEqual(h, s.h) {
-				t.Errorf("header %+v; want %+v", h, s.h)
-			}
-			for i, want := range s.recs {
-				var rec TraceRecord
-				if err := tr.Next(&rec); err != nil {
-					t.Fatalf("record %d: %v", i, err)
+				if got != string(want) {
+					t.Errorf("summary of %s:\n%s\nwant:\n%s", path, got, want)
 				}
-				if rec.Kind != want.Kind || rec.Conn != want.Conn || rec.Time != want.Time || !bytes.Equal(rec.Data, want.Data) {
-					t.Errorf("record %d: got %v %d %v %x; want %v %d %v %x", i, rec.Kind, rec.Conn, rec.Time, rec.Data,
-						want.Kind, want.Conn, want.Time, want.Data)
+				tr := openTrace(t, path)
+				if tr.Compression() != c {
+					t.Errorf("compression %v; want %v", tr.Compression(), c)
 				}
-			}
-			var rec TraceRecord
-			if err := tr.Next(&rec); err != io.EOF {
-				t.Errorf("after the last record: %v; want EOF", err)
-			}
-		})
+				s.check(t, tr)
+			})
+		}
 	}
 }
 
-// openRaw opens a trace file through its zstd layer.
-func openRaw(t testing.TB, path string) *TraceReader {
+// TestTraceRoundTrip writes each scripted trace in every compression and
+// reads back exactly the scripted header and records.
+func TestTraceRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	for _, s := range seedTraces(t) {
+		for c := range Compression(len(traceCodecs)) {
+			t.Run(s.name+"/"+c.String(), func(t *testing.T) {
+				path := filepath.Join(dir, s.name+c.Ext())
+				s.write(t, path, c)
+				head := make([]byte, maxMagicSize)
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.ReadFull(f, head)
+				f.Close()
+				if got, ok := detectCompression(head); !ok || got != c {
+					t.Errorf("file starts % x: detected %v, %v; want %v", head, got, ok, c)
+				}
+				tr := openTrace(t, path)
+				if tr.Compression() != c {
+					t.Errorf("compression %v; want %v", tr.Compression(), c)
+				}
+				s.check(t, tr)
+			})
+		}
+	}
+}
+
+// check reads tr to its end and compares it with the script.
+func (s *scripted) check(t *testing.T, tr *TraceReader) {
+	t.Helper()
+	if h := tr.Header(); !reflect.DeepEqual(h, s.h) {
+		t.Errorf("header %+v; want %+v", h, s.h)
+	}
+	for i, want := range s.recs {
+		var rec TraceRecord
+		if err := tr.Next(&rec); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if rec.Kind != want.Kind || rec.Conn != want.Conn || rec.Time != want.Time || !bytes.Equal(rec.Data, want.Data) {
+			t.Errorf("record %d: got %v %d %v %x; want %v %d %v %x", i, rec.Kind, rec.Conn, rec.Time, rec.Data,
+				want.Kind, want.Conn, want.Time, want.Data)
+		}
+	}
+	var rec TraceRecord
+	if err := tr.Next(&rec); err != io.EOF {
+		t.Errorf("after the last record: %v; want EOF", err)
+	}
+}
+
+// openTrace opens a trace file with NewTraceReader.
+func openTrace(t testing.TB, path string) *TraceReader {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -233,25 +279,30 @@ func openRaw(t testing.TB, path string) *TraceReader {
 // rawTrace returns the uncompressed bytes of a trace file.
 func rawTrace(t testing.TB, path string) []byte {
 	t.Helper()
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
+	c, ok := detectCompression(b)
+	if !ok {
+		t.Fatalf("%s: unknown stream % x", path, b[:min(len(b), maxMagicSize)])
+	}
+	r, release, err := traceCodecs[c].newReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer zr.Close()
-	b, err := io.ReadAll(zr)
+	if release != nil {
+		defer release()
+	}
+	raw, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return raw
 }
 
 func TestTraceReaderErrors(t *testing.T) {
-	raw := rawTrace(t, filepath.Join("testdata", "basic"+TraceExt))
+	raw := rawTrace(t, filepath.Join("testdata", "basic"+CompressZstd.Ext()))
 	hdrLen := traceHeaderSize + len("192.0.2.7:40000")
 	huge := append(append([]byte{}, raw[:hdrLen]...), appendRecordHeader(nil, RecordRecv, 1, 0, MaxTraceRecord+1)...)
 	badKind := append(append([]byte{}, raw[:hdrLen]...), appendRecordHeader(nil, 9, 1, 0, 0)...)
@@ -292,17 +343,44 @@ func TestTraceReaderErrors(t *testing.T) {
 	}
 }
 
-// FuzzTraceReader feeds arbitrary uncompressed trace files to the reader
-// and to the replay: no panic, bounded memory, and records that encode
-// back to the bytes they came from.
+// FuzzTraceReader feeds arbitrary trace files to the reader and to the
+// replay: no panic, bounded memory, every error a clear ErrTraceFormat or
+// ErrTraceTooLarge, and uncompressed records that encode back to the bytes
+// they came from. The seeds are the files in testdata/ (S2 and zstd) and
+// their uncompressed forms.
 func FuzzTraceReader(f *testing.F) {
-	names, _ := filepath.Glob(filepath.Join("testdata", "*"+TraceExt))
+	names, _ := filepath.Glob(filepath.Join("testdata", "*"+TraceExt+"*"))
 	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
 		raw := rawTrace(f, n)
 		f.Add(raw)
 		f.Add(raw[:len(raw)/2])
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if tr, err := NewTraceReader(bytes.NewReader(b)); err != nil {
+			if !errors.Is(err, ErrTraceFormat) {
+				t.Fatalf("NewTraceReader: %v; want ErrTraceFormat", err)
+			}
+		} else {
+			var rec TraceRecord
+			for {
+				err := tr.Next(&rec)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					if !errors.Is(err, ErrTraceFormat) && !errors.Is(err, ErrTraceTooLarge) {
+						t.Fatalf("Next: %v; want ErrTraceFormat or ErrTraceTooLarge", err)
+					}
+					break
+				}
+			}
+			tr.Close()
+		}
 		tr, err := newRawTraceReader(bytes.NewReader(b))
 		if err != nil {
 			return
@@ -345,4 +423,96 @@ func FuzzTraceReader(f *testing.F) {
 			t.Fatal("summary without a result")
 		}
 	})
+}
+
+// bigTrace is a scripted run of n generated events on one data connection,
+// large enough to fill several compressed blocks.
+func bigTrace(t testing.TB, n int) *scripted {
+	s := &scripted{name: "big", h: header(bytefrog.Version1, bytefrog.FlavorBytefrog)}
+	chunks, _ := hqtest.Generate(hqtest.Workload{Events: n, Methods: 50, Threads: 4, Chunk: 8 << 10, Seed: 3})
+	s.add(RecordSent, 0, 0, cmd(bytefrog.MsgStart))
+	s.add(RecordOpen, 1, 0, nil)
+	for i, c := range chunks {
+		s.add(RecordRecv, 1, i/16, c)
+	}
+	s.add(RecordRecv, 0, len(chunks)/16, hb(bytefrog.ModeShutdown))
+	s.add(RecordSent, 0, len(chunks)/16, cmd(bytefrog.MsgStop))
+	s.add(RecordClose, 1, len(chunks)/16, nil)
+	s.add(RecordClose, 0, len(chunks)/16, nil)
+	s.add(RecordEnd, 0, len(chunks)/16, appendEnd(nil, true, ""))
+	return s
+}
+
+// TestTraceStreamErrors checks that a damaged or truncated compressed file
+// gives a clear error, and that declared sizes are checked before memory is
+// allocated for them.
+func TestTraceStreamErrors(t *testing.T) {
+	dir := t.TempDir()
+	big := bigTrace(t, 300_000)
+	files := map[Compression][]byte{}
+	for _, c := range []Compression{CompressS2, CompressZstd} {
+		path := filepath.Join(dir, big.name+c.Ext())
+		big.write(t, path, c)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 3*traceBlock/4 && c == CompressS2 {
+			t.Fatalf("%v file of %d bytes: too small to hold several blocks", c, len(b))
+		}
+		files[c] = b
+	}
+	flip := func(b []byte, at int) []byte {
+		b = bytes.Clone(b)
+		b[at] ^= 0x55
+		return b
+	}
+	s2b, zb := files[CompressS2], files[CompressZstd]
+	hugeChunk := append([]byte(s2Magic), 0x00, 0xff, 0xff, 0xff) // a compressed chunk of 16 MiB
+	// An uncompressed chunk just over the block limit, checksum first.
+	overBlock := append([]byte(s2Magic), 0x01)
+	over := maxTraceBlock + 5
+	overBlock = append(overBlock, byte(over), byte(over>>8), byte(over>>16))
+	overBlock = append(overBlock, 0, 0, 0, 0)
+	for _, tc := range []struct {
+		name   string
+		b      []byte
+		want   string // in the error text
+		replay bool   // the first part of the run replays
+	}{
+		{"empty", nil, "empty file", false},
+		{"unknown", []byte("GIF89a, not a trace"), "unknown stream: it starts 47 49 46", false},
+		{"s2 magic only", []byte(s2Magic), "header: EOF", false},
+		{"s2 cut", s2b[:len(s2b)/2], "s2 stream cut short", true},
+		{"s2 cut in the first block", s2b[:100], "s2 stream cut short", false},
+		{"s2 damaged", flip(s2b, len(s2b)/2), "s2 stream damaged", true},
+		{"s2 huge chunk", hugeChunk, "s2 stream damaged", false},
+		{"s2 block over the limit", overBlock, "s2 stream", false},
+		{"zstd cut", zb[:len(zb)/2], "zstd stream cut short", true},
+		{"zstd damaged", flip(zb, len(zb)/2), "zstd stream damaged", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			rep, err := Replay(bytes.NewReader(tc.b), nil)
+			runtime.ReadMemStats(&after)
+			t.Log(err)
+			if !errors.Is(err, ErrTraceFormat) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v; want ErrTraceFormat with %q", err, tc.want)
+			}
+			if tc.replay && (rep == nil || rep.Sequenced == 0 || rep.OK) {
+				t.Errorf("report %v; want a failed report with the events before the damage", rep)
+			}
+			if d := after.TotalAlloc - before.TotalAlloc; !tc.replay && d > 8<<20 {
+				t.Errorf("allocated %d bytes for a %d-byte file; want at most 8 MiB", d, len(tc.b))
+			}
+		})
+	}
+	// The whole files replay completely.
+	for c, b := range files {
+		rep, err := Replay(bytes.NewReader(b), nil)
+		if err != nil || !rep.OK || rep.Sequenced < 300_000 {
+			t.Errorf("%v: %v, %v; want a complete run", c, rep, err)
+		}
+	}
 }

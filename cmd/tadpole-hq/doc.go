@@ -12,6 +12,10 @@
 // summaries on stdout and exits with CMD's status if CMD failed, with 3 if a
 // run failed or fewer than -runs runs came (default 1), else 0.
 //
+// With -dir, every run is written to a trace file there, S2-compressed
+// unless -compress says zstd (smaller files, more CPU) or none; replay reads
+// any of them.
+//
 // While serving, a status line (agents, mode, events/s, health) is redrawn
 // on stderr when it is a terminal; otherwise the same shows as a log line
 // every 10 s. Exit status: 0 all runs completed, 1 HQ could not run, 2 bad

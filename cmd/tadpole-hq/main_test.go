@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/hq/hqtest"
 )
 
@@ -58,8 +60,16 @@ func hqRun(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestExecCompleted(t *testing.T) {
+	for _, c := range []hq.Compression{hq.CompressS2, hq.CompressZstd, hq.CompressNone} {
+		t.Run(c.String(), func(t *testing.T) { testExecCompleted(t, c) })
+	}
+}
+
+// testExecCompleted runs an agent with trace files in compression c and
+// replays the file.
+func testExecCompleted(t *testing.T, c hq.Compression) {
 	dir := t.TempDir()
-	stdout, stderr, code := hqRun(t, "-dir", dir, "-senders", "2", "-exec", agentBin, "ok", "3000")
+	stdout, stderr, code := hqRun(t, "-dir", dir, "-compress", c.String(), "-senders", "2", "-exec", agentBin, "ok", "3000")
 	if code != 0 {
 		t.Fatalf("exit status %d; want 0\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -75,9 +85,9 @@ func TestExecCompleted(t *testing.T) {
 	if !strings.Contains(stderr, "1 run(s): 1 completed, 0 failed") {
 		t.Errorf("stderr lacks the tally:\n%s", stderr)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.tphq.zst"))
-	if len(files) != 1 {
-		t.Fatalf("trace files %v; want one", files)
+	files, _ := filepath.Glob(filepath.Join(dir, "*"+hq.TraceExt+"*"))
+	if len(files) != 1 || !strings.HasSuffix(files[0], c.Ext()) {
+		t.Fatalf("trace files %v; want one ending %s", files, c.Ext())
 	}
 	// The replay prints the same summary.
 	replayed, rerr, code := hqRun(t, "replay", files[0])
@@ -87,6 +97,33 @@ func TestExecCompleted(t *testing.T) {
 	summary := stdout[strings.Index(stdout, "run 0 "):]
 	if replayed != summary {
 		t.Errorf("replay summary:\n%s\nwant:\n%s", replayed, summary)
+	}
+}
+
+func TestCompressFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want hq.Compression
+		err  string
+	}{
+		{nil, hq.CompressS2, ""},
+		{[]string{"-compress", "s2"}, hq.CompressS2, ""},
+		{[]string{"-compress", "zstd"}, hq.CompressZstd, ""},
+		{[]string{"-compress", "none"}, hq.CompressNone, ""},
+		{[]string{"-compress", "lz4"}, 0, `-compress: hq: invalid configuration: compression "lz4"`},
+		{[]string{"-compress", ""}, 0, "-compress: "},
+	} {
+		o, err := parseFlags(tc.args, io.Discard)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v; want %q", tc.args, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case o.cfg.Compression != tc.want:
+			t.Errorf("%q: compression %v; want %v", tc.args, o.cfg.Compression, tc.want)
+		}
 	}
 }
 
@@ -272,6 +309,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-flavor", "x", "-exec", "true"}, 2, "unknown flavor"},
 		{[]string{"-versions", "1,9", "-exec", "true"}, 1, "protocol version 9 not supported"},
 		{[]string{"-script", "jump", "-exec", "true"}, 1, "bad script"},
+		{[]string{"-compress", "gzip", "-exec", "true"}, 2, "-compress: hq: invalid configuration: compression \"gzip\""},
 		{[]string{"replay"}, 2, "usage: tadpole-hq replay FILE"},
 		{[]string{"replay", "/nonexistent"}, 1, "no such file"},
 	} {

@@ -1,0 +1,201 @@
+package hq
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Compression is the stream a trace file is written in. The file name
+// extension says which (Ext), and so do the file's first bytes, which is
+// what NewTraceReader goes by:
+//
+//	S2      FF 06 00 00 "S2sTwO" (or "sNaPpY": a Snappy framed stream)
+//	zstd    28 B5 2F FD
+//	none    "TPHQ", the trace header itself
+//
+// The default is S2. Measured on this project's 2-core VM: trace file
+// bytes per event, each encoder's speed on one core, and BenchmarkIngest
+// (loopback, 1/4/8 data connections, file written):
+//
+//	          examples/go run   BenchmarkIngest run   encoder        ingest
+//	          (1.6 M events)    (2 M events)          on one core    events/s
+//	S2        5.4 B/event       7.8–8.0 B/event       320–980 MB/s   15–18 M
+//	zstd      2.1 B/event       5.8–6.1 B/event       110–250 MB/s   5.3–6.1 M
+//	none      16.1 B/event      16.0 B/event          —              21–26 M
+//
+// zstd makes files 1.3–2.6× smaller but, at 16 bytes per event, cannot
+// keep up with HQ's ingest target of 10 M events/s on this machine; S2
+// takes a third to a quarter of the CPU for the same bytes. Choose zstd for
+// archives and slow disks, none when the disk is fast and CPU is scarce.
+type Compression uint8
+
+const (
+	CompressS2   Compression = iota // S2 framed stream (the default)
+	CompressZstd                    // one zstd stream
+	CompressNone                    // the records as they are
+)
+
+// traceCodec describes one Compression: its name, how trace files written
+// with it end, and how to open a writer and a reader for it.
+type traceCodec struct {
+	name  string
+	ext   string // after TraceExt
+	magic []string
+	// newWriter returns the compressing writer over w; its Close flushes
+	// but does not close w.
+	newWriter func(w io.Writer) (io.WriteCloser, error)
+	// newReader returns the decompressing reader over r and what must be
+	// called when it is no longer used.
+	newReader func(r io.Reader) (io.Reader, func(), error)
+}
+
+// Stream identifiers at the start of each compressed stream.
+const (
+	zstdMagic      = "\x28\xb5\x2f\xfd"
+	s2Magic        = "\xff\x06\x00\x00S2sTwO"
+	snappyMagic    = "\xff\x06\x00\x00sNaPpY"
+	maxMagicSize   = len(s2Magic)
+	readBufferSize = 64 << 10 // buffer of a TraceReader (and of an uncompressed writer)
+)
+
+const (
+	// traceBlock is the S2 block: a block is compressed on its own, and
+	// blocks of 64 KiB to 4 MiB gave the same ratio within 6 % on trace
+	// data, those up to 512 KiB faster (they stay in the CPU cache).
+	traceBlock = 256 << 10
+	// traceEncoders is how many S2 blocks of a trace file may be compressed
+	// at once: with two, the trace writer only copies records into blocks
+	// and the compression of a block overlaps with the next one's, which
+	// gave BenchmarkIngest 10–20 % more events/s on two cores than one
+	// encoder in the writer's own goroutine. Fewer when GOMAXPROCS is
+	// lower.
+	traceEncoders = 2
+	// maxTraceBlock bounds the S2 block a trace file may declare (the
+	// format's own maximum); the reader checks it before allocating.
+	maxTraceBlock = 4 << 20
+)
+
+var traceCodecs = [...]traceCodec{
+	CompressS2: {
+		name: "s2", ext: ".s2", magic: []string{s2Magic, snappyMagic},
+		newWriter: func(w io.Writer) (io.WriteCloser, error) {
+			enc := min(traceEncoders, runtime.GOMAXPROCS(0))
+			return s2.NewWriter(w, s2.WriterConcurrency(enc), s2.WriterBlockSize(traceBlock)), nil
+		},
+		newReader: func(r io.Reader) (io.Reader, func(), error) {
+			return s2.NewReader(r, s2.ReaderMaxBlockSize(maxTraceBlock), s2.ReaderAllocBlock(traceBlock)), nil, nil
+		},
+	},
+	CompressZstd: {
+		name: "zstd", ext: ".zst", magic: []string{zstdMagic},
+		newWriter: func(w io.Writer) (io.WriteCloser, error) {
+			// With concurrency, a zstd stream encodes one block while
+			// the writer fills the next (10 % more events/s).
+			enc := min(traceEncoders, runtime.GOMAXPROCS(0))
+			return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(enc),
+				zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(traceWindow))
+		},
+		newReader: func(r io.Reader) (io.Reader, func(), error) {
+			zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+				zstd.WithDecoderMaxWindow(maxTraceWindow))
+			if err != nil {
+				return nil, nil, err
+			}
+			return zr, zr.Close, nil
+		},
+	},
+	CompressNone: {
+		name: "none", ext: "", magic: []string{TraceMagic},
+		newWriter: func(w io.Writer) (io.WriteCloser, error) {
+			return flushCloser{bufio.NewWriterSize(w, readBufferSize)}, nil
+		},
+		newReader: func(r io.Reader) (io.Reader, func(), error) { return r, nil, nil },
+	},
+}
+
+// flushCloser makes a buffered writer's Close flush it.
+type flushCloser struct{ *bufio.Writer }
+
+func (f flushCloser) Close() error { return f.Flush() }
+
+func (c Compression) valid() bool { return int(c) < len(traceCodecs) }
+
+func (c Compression) String() string {
+	if c.valid() {
+		return traceCodecs[c].name
+	}
+	return fmt.Sprintf("UNKNOWN_COMPRESSION_%d", uint8(c))
+}
+
+// Ext returns the file name extension of trace files written with c, e.g.
+// ".tphq.s2".
+func (c Compression) Ext() string {
+	if c.valid() {
+		return TraceExt + traceCodecs[c].ext
+	}
+	return TraceExt
+}
+
+// ParseCompression returns the Compression named s: "s2", "zstd" or "none".
+func ParseCompression(s string) (Compression, error) {
+	for i := range traceCodecs {
+		if traceCodecs[i].name == s {
+			return Compression(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: compression %q (want s2, zstd or none)", ErrConfig, s)
+}
+
+// detectCompression tells the stream by its first bytes.
+func detectCompression(head []byte) (Compression, bool) {
+	for i := range traceCodecs {
+		for _, m := range traceCodecs[i].magic {
+			if len(head) >= len(m) && string(head[:len(m)]) == m {
+				return Compression(i), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// countingReader counts the bytes read from a trace file and notes its
+// end, so that an error inside the stream can say where the file stopped.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	eof bool
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err == io.EOF {
+		c.eof = true
+	}
+	return n, err
+}
+
+// streamReader names the decompressor in its errors and tells a stream cut
+// short apart from a damaged one.
+type streamReader struct {
+	r   io.Reader
+	src *countingReader
+	c   Compression
+}
+
+func (s *streamReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err == nil || err == io.EOF {
+		return n, err
+	}
+	if s.src.eof {
+		return n, fmt.Errorf("%v stream cut short: the file ends at byte %d inside a compressed block (truncated?): %w",
+			s.c, s.src.n, err)
+	}
+	return n, fmt.Errorf("%v stream damaged before byte %d: %w", s.c, s.src.n, err)
+}
