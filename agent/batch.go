@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -119,8 +120,13 @@ func MonoNow() int64 {
 // Host batches travel whole: SubmitBatch copies the records into a pooled
 // buffer and publishes it in one ring slot; the drain walks the records, so
 // a batch costs the host one copy, not one slot per event. At most
-// maxBatchBytes of them wait for the drain at a time.
-const maxBatchBytes = 1 << 20
+// maxBatchBytes of them wait for the drain at a time; once batchWake bytes
+// wait, the host that adds more wakes the drain, so that it works through
+// them long before hosts have to wait for room.
+const (
+	maxBatchBytes = 1 << 20
+	batchWake     = maxBatchBytes / 4
+)
 
 var batchPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
@@ -141,17 +147,12 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	if s.mode.Load() != modeTracing && !s.gate() {
 		return 0, nil
 	}
-	// Back-pressure: wait while too many bytes of batches are queued.
-	for s.batchBytes.Load() > 0 && s.batchBytes.Load()+int64(len(b)) > maxBatchBytes {
-		if s.ring.closed.Load() || s.stopping.Load() {
-			return 0, nil
-		}
-		s.ring.nudge()
-		time.Sleep(50 * time.Microsecond)
+	if !s.batchRoom.wait(s, int64(len(b))) {
+		return 0, nil
 	}
 	cp := batchPool.Get().(*[]byte)
 	*cp = append((*cp)[:0], b...)
-	s.batchBytes.Add(int64(len(b)))
+	pending := s.batchBytes.Add(int64(len(b)))
 	i, ok := s.ring.reserve(1)
 	if !ok {
 		s.batchBytes.Add(-int64(len(b)))
@@ -161,8 +162,67 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	sl := s.ring.at(i)
 	sl.thread = hostThreadBit | thread
 	s.ring.textAt(i).batch = cp
-	s.ring.publish(sl, i, kindBatch)
+	v := s.ring.lap(i)<<8 | uint32(kindBatch)
+	if pending >= batchWake || s.ring.closesBatch(i) {
+		s.ring.publishLast(sl, v)
+	} else {
+		storeRelease(&sl.hdr, v)
+	}
 	return n, nil
+}
+
+// batchRoom is where hosts wait for the drain to take queued batches.
+type batchRoom struct {
+	waiting atomic.Bool
+	mu      sync.Mutex
+	ch      chan struct{} // closed when the drain made room; nil when nobody waits
+}
+
+// wait returns once n more bytes fit under maxBatchBytes (a batch larger
+// than that goes alone), or false when the session ends first.
+func (r *batchRoom) wait(s *session, n int64) bool {
+	for {
+		q := s.batchBytes.Load()
+		if q == 0 || q+n <= maxBatchBytes {
+			return true
+		}
+		if s.ring.closed.Load() || s.stopping.Load() {
+			return false
+		}
+		r.mu.Lock()
+		if r.ch == nil {
+			r.ch = make(chan struct{})
+		}
+		ch := r.ch
+		r.waiting.Store(true)
+		r.mu.Unlock()
+		// Seen after registering: the drain either made room before this
+		// load or will close ch after it.
+		if q = s.batchBytes.Load(); q == 0 || q+n <= maxBatchBytes {
+			return true
+		}
+		s.ring.nudge()
+		t := time.NewTimer(10 * time.Millisecond) // stop and closed are checked again
+		select {
+		case <-ch:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// made tells waiting hosts that the drain took a batch.
+func (r *batchRoom) made() {
+	if !r.waiting.Load() {
+		return
+	}
+	r.mu.Lock()
+	if r.ch != nil {
+		close(r.ch)
+		r.ch = nil
+	}
+	r.waiting.Store(false)
+	r.mu.Unlock()
 }
 
 // batch handles a published host batch: each record goes through the same
@@ -173,6 +233,7 @@ func (d *drain) batch(thread uint64, t *text) {
 	b := *bp
 	defer func() {
 		d.s.batchBytes.Add(-int64(len(b)))
+		d.s.batchRoom.made()
 		if cap(b) <= 1<<20 {
 			batchPool.Put(bp)
 		}

@@ -54,6 +54,7 @@ type session struct {
 	events    atomic.Int64
 	// batchBytes counts the bytes of host batches waiting for the drain.
 	batchBytes atomic.Int64
+	batchRoom  batchRoom
 
 	ctrlHigh chan []byte
 	ctrlLow  chan []byte

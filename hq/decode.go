@@ -17,17 +17,32 @@ const (
 	offTIDCP   = offField4 + u8Size  // MethodExit (Code Pulse): tid after the flag
 	offField5  = offField4 + i32Size // Exception: line; ExceptionBubble, MethodVisit: tid
 	offTIDExc  = offField5 + u16Size // Exception: tid after the line
+	// A Marker has relTime and seq, then its key and value, each after a
+	// u16 length: the key starts after its length where methodId would be.
+	offMarkerKey = offMethod + u16Size
 )
 
 func get32(b []byte) int32  { return int32(binary.BigEndian.Uint32(b)) }
 func get16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
 
-// decodeEvent fills m from a fixed-size event at the start of raw, which
-// the connection's parser has already framed, setting the same fields as
-// bytefrog's Parse. It reports false for other messages.
+// decodeEvent fills m from a fixed-size event or a Marker at the start of
+// raw, which the connection's parser has already framed and checked,
+// setting the same fields as bytefrog's Parse. It reports false for other
+// messages.
 func decodeEvent(d bytefrog.Dialect, m *bytefrog.Msg, raw []byte) bool {
 	var n int
 	switch t := bytefrog.MsgType(raw[0]); t {
+	case bytefrog.MsgMarker:
+		// The parser checked the lengths and the modified UTF-8.
+		keyEnd := offMarkerKey + int(get16(raw[offMarkerKey-u16Size:]))
+		end := keyEnd + u16Size + int(get16(raw[keyEnd:]))
+		m.Type = t
+		m.RelTime = get32(raw[offRelTime:])
+		m.Seq = get32(raw[offSeq:])
+		m.Text = raw[offMarkerKey:keyEnd:keyEnd]
+		m.Value = raw[keyEnd+u16Size : end : end]
+		m.Raw = raw[:end:end]
+		return true
 	case bytefrog.MsgMethodEntry:
 		n = bytefrog.MethodEntrySize
 		m.ThreadID = get16(raw[offField4:n])

@@ -2,13 +2,14 @@ package hq
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
-// TestDecodeEventMatchesParse checks the core's direct decode of fixed-size
-// events against the codec, field by field, for both flavours.
+// TestDecodeEventMatchesParse checks the core's direct decode of events
+// and markers against the codec, field by field, for both flavours.
 func TestDecodeEventMatchesParse(t *testing.T) {
 	for _, f := range []bytefrog.Flavor{bytefrog.FlavorBytefrog, bytefrog.FlavorCodePulse} {
 		d := bytefrog.Dialect{Version: bytefrog.Version3, Flavor: f}
@@ -22,6 +23,9 @@ func TestDecodeEventMatchesParse(t *testing.T) {
 			bytefrog.AppendException(nil, 1, -2, 3, 4, 5, 6),
 			bytefrog.AppendExceptionBubble(nil, 11, 12, 13, -14, 15),
 			bytefrog.AppendMethodVisit(nil, 21, 22, 23, 24, 25),
+			bytefrog.AppendMarker(nil, 1, 2, "k", "v"),
+			bytefrog.AppendMarker(nil, -1, 1<<31-1, "", "välue \x00 😀"),
+			bytefrog.AppendMarker(nil, 3, 4, strings.Repeat("k", bytefrog.MaxStringLen), ""),
 		} {
 			// A trailing byte must not be taken into the message.
 			raw = append(raw, 0xEE)
@@ -37,8 +41,8 @@ func TestDecodeEventMatchesParse(t *testing.T) {
 			}
 		}
 		var m bytefrog.Msg
-		if decodeEvent(d, &m, bytefrog.AppendMarker(nil, 1, 2, "k", "v")) {
-			t.Errorf("decodeEvent took a Marker; want false")
+		if decodeEvent(d, &m, bytefrog.AppendMapThreadName(nil, 1, 2, "main")) {
+			t.Errorf("decodeEvent took a MapThreadName; want false")
 		}
 	}
 }

@@ -51,6 +51,24 @@ func plainASCII[T string | []byte](s T) bool {
 	return true
 }
 
+// plainASCIIBytes is plainASCII for the decoder's byte slices: one load a
+// word, and one test at the end instead of one a word. A tail shorter than
+// a word is read as the last word of b, overlapping bytes already seen.
+func plainASCIIBytes(b []byte) bool {
+	n := len(b)
+	if n < 8 {
+		return plainASCII(b)
+	}
+	var acc uint64
+	for i := 0; i+8 <= n; i += 8 {
+		v := binary.LittleEndian.Uint64(b[i:])
+		acc |= v | (v-0x0101010101010101)&^v // high bit, or a zero byte
+	}
+	v := binary.LittleEndian.Uint64(b[n-8:])
+	acc |= v | (v-0x0101010101010101)&^v
+	return acc&asciiMask == 0
+}
+
 // mutfRuneLen is the encoded size of r in modified UTF-8.
 func mutfRuneLen(r rune) int {
 	switch {
@@ -185,7 +203,7 @@ func ValidUTF(b []byte) error {
 // invalidUTFAt returns the offset of the first invalid sequence in b, or -1
 // if b is valid modified UTF-8.
 func invalidUTFAt(b []byte) int {
-	if plainASCII(b) {
+	if plainASCIIBytes(b) {
 		return -1
 	}
 	for i := 0; i < len(b); {
@@ -297,7 +315,7 @@ func AppendString(dst, mutf []byte) []byte {
 // UTF-8 and convert to U+FFFD). Go's UTF-8 check already rejects C0 80 and
 // encoded surrogates.
 func sameAsUTF8(b []byte) bool {
-	if plainASCII(b) {
+	if plainASCIIBytes(b) {
 		return true
 	}
 	for _, c := range b {

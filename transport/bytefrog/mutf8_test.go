@@ -257,3 +257,32 @@ func TestMUTFFromUTF8(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainASCIIBytes checks the word-at-a-time test against the
+// definition, for every length up to three words and a bad byte at every
+// position.
+func TestPlainASCIIBytes(t *testing.T) {
+	naive := func(b []byte) bool {
+		for _, c := range b {
+			if c == 0 || c >= 0x80 {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 0; n <= 24; n++ {
+		b := []byte(strings.Repeat("a", n))
+		if got := plainASCIIBytes(b); got != true {
+			t.Errorf("len %d all ASCII: got %v; want true", n, got)
+		}
+		for i := 0; i < n; i++ {
+			for _, bad := range []byte{0, 0x80, 0xC0, 0xFF, 0x7F, 0x01} {
+				c := append([]byte(nil), b...)
+				c[i] = bad
+				if got, want := plainASCIIBytes(c), naive(c); got != want {
+					t.Errorf("len %d, %#x at %d: got %v; want %v", n, bad, i, got, want)
+				}
+			}
+		}
+	}
+}
