@@ -137,9 +137,7 @@ func (d *drain) run() {
 			continue
 		}
 		r.head.Store(h)
-		if d.cur != nil && len(d.cur.b) > 0 && time.Since(d.curSince) >= s.cfg.FlushInterval {
-			d.ship()
-		}
+		d.shipIfDue()
 		if s.stopping.Load() {
 			// Let producers that passed the mode check just before the stop
 			// publish, then finish.
@@ -148,15 +146,28 @@ func (d *drain) run() {
 			}
 			continue
 		}
-		wait := s.cfg.FlushInterval
-		if d.cur != nil && len(d.cur.b) > 0 {
-			wait -= time.Since(d.curSince)
-			if wait <= 0 {
-				wait = time.Microsecond
-			}
-		}
-		r.park(h, wait, s.stopCh)
+		r.park(h, d.wait(), s.stopCh)
 	}
+}
+
+// shipIfDue ships the current buffer once it has waited the flush interval.
+func (d *drain) shipIfDue() {
+	if d.cur != nil && len(d.cur.b) > 0 && time.Since(d.curSince) >= d.s.cfg.FlushInterval {
+		d.ship()
+	}
+}
+
+// wait is how long the drain may sleep: until the current buffer is due,
+// or a flush interval when it has none.
+func (d *drain) wait() time.Duration {
+	w := d.s.cfg.FlushInterval
+	if d.cur != nil && len(d.cur.b) > 0 {
+		w -= time.Since(d.curSince)
+		if w <= 0 {
+			w = time.Microsecond
+		}
+	}
+	return w
 }
 
 func (d *drain) finish() {

@@ -175,18 +175,18 @@ func (r *ring) ready(i uint64) bool { return atomic.LoadUint32(&r.at(i).hdr)>>8 
 // kindAt is the kind of published slot i.
 func (r *ring) kindAt(i uint64) kind { return kind(atomic.LoadUint32(&r.at(i).hdr)) }
 
-// park is how the drain waits once it has caught up with the producers:
-// it sleeps until the producer of the next batch's last slot wakes it, a
-// producer waits for room, stop closes, or d elapses (d ≤ 0: no limit).
-// Consuming whole batches keeps the drain off the cache lines producers
-// are writing; chasing them slot by slot would move each line between the
-// cores once per event.
-func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) {
-	end := i | (r.batch - 1) // the last slot of i's batch
+// park is how the drain waits for producers: it sleeps until the producer
+// of the last slot of i's batch wakes it, a producer waits for room, stop
+// closes, or d elapses (d ≤ 0: no limit). It reports whether that last
+// slot is published. Consuming whole batches keeps the drain off the cache
+// lines producers are writing; chasing them slot by slot would move each
+// line between the cores several times.
+func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) bool {
+	end := i | (r.batch - 1)
 	r.sleeping.Store(1)
 	if r.ready(end) {
 		r.sleeping.Store(0)
-		return
+		return true
 	}
 	var timeout <-chan time.Time
 	if d > 0 {
@@ -200,6 +200,7 @@ func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) {
 	case <-stop:
 	}
 	r.sleeping.Store(0)
+	return r.ready(end)
 }
 
 // await polls until slot i is published or d elapses, for a drain that
