@@ -123,6 +123,30 @@ type Report struct {
 // Duration returns how long the run lasted.
 func (r *Report) Duration() time.Duration { return r.End.Sub(r.Start) }
 
+// maxListedThreads is how many thread names a summary lists.
+const maxListedThreads = 12
+
+// listNames lists names by thread id, at most max of them.
+func listNames(names map[uint16]string, max int) string {
+	ids := make([]uint16, 0, len(names))
+	for id := range names {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	for i, id := range ids {
+		if i == max {
+			b.WriteString(", …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(names[id])
+	}
+	return b.String()
+}
+
 // Result returns "completed" or "failed: <reason>".
 func (r *Report) Result() string {
 	if r.OK {
@@ -201,7 +225,7 @@ func (r *Report) Write(w io.Writer) error {
 		p("\n")
 	}
 	if len(r.ThreadNames) > 0 {
-		p("  threads: %d named\n", len(r.ThreadNames))
+		p("  threads: %d named: %s\n", len(r.ThreadNames), listNames(r.ThreadNames, maxListedThreads))
 	}
 
 	p("  checks: %s\n", r.checks())
