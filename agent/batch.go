@@ -255,7 +255,7 @@ func (d *drain) batch(thread uint64, t *text) {
 			p := r[BatchHeaderSize:]
 			key, value := p[:l1], p[l1:l1+l2]
 			mutf := r[1]&BatchFlagMUTF8 != 0
-			if k == kindMarker && (mutf || wireASCII(key) && wireASCII(value)) {
+			if k == kindMarker && wireReady(key, value, mutf) {
 				// The bytes are already what the wire carries.
 				d.markerMUTF8(sl.rel, key, value)
 				off += recordSize(r)
@@ -287,6 +287,17 @@ func (d *drain) markerMUTF8(rel int32, key, value []byte) {
 	if len(b.b) >= d.full {
 		d.ship()
 	}
+}
+
+// wireReady reports whether a marker's key and value can go to the wire as
+// they are: valid modified UTF-8, or UTF-8 that is ASCII without NUL (the
+// same bytes in both). Anything else is converted, so that a host's bad
+// bytes cost it a replacement character, not HQ's refusal of the run.
+func wireReady(key, value []byte, mutf bool) bool {
+	if mutf {
+		return bytefrog.ValidUTF(key) == nil && bytefrog.ValidUTF(value) == nil
+	}
+	return wireASCII(key) && wireASCII(value)
 }
 
 // wireASCII reports whether b is the same in UTF-8 and modified UTF-8:

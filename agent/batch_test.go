@@ -144,6 +144,7 @@ func TestBatchMarkerStrings(t *testing.T) {
 		{0, "nul", "a\x00b", "nul=a\x00b"},
 		{BatchFlagMUTF8, "mutf8", "a\xc0\x80b\xed\xa0\xbd\xed\xb8\x80", "mutf8=a\x00b😀"},
 		{BatchFlagMUTF8, "", "", "="},
+		{BatchFlagMUTF8, "bad", "a\xffb\x00", "bad=a\uFFFDb\x00"}, // not modified UTF-8: converted
 	}
 	var b []byte
 	for _, tt := range tests {
