@@ -124,7 +124,7 @@ func (d *drain) run() {
 	defer d.finish()
 	h := r.head.Load()
 	for {
-		if s.brk.due(h) {
+		if h >= s.brk.next.Load() && s.brk.due(h) {
 			d.dataBreak()
 		}
 		sl := r.at(h)
