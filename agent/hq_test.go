@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -320,5 +321,38 @@ func waitMode(t testing.TB, a *Agent, m bytefrog.Mode) {
 			t.Fatalf("agent mode %v; want %v", a.Mode(), m)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestInternalPanicEndsRunNotHost makes the drain panic (a batch slot
+// without its batch, which only a bug could publish) and checks that the
+// run ends with ErrInternal while the process and its recording calls go
+// on.
+func TestInternalPanicEndsRunNotHost(t *testing.T) {
+	h := startHQ(t, nil)
+	a, _ := startAgent(t, h, testConfig(h.Srv.Addr()))
+	s := active.Load()
+	i, _ := s.ring.reserve(1)
+	s.ring.publishLast(s.ring.at(i), s.ring.lap(i)<<8|uint32(kindBatch))
+	select {
+	case <-a.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not end after the drain panicked")
+	}
+	if err := a.Err(); !errors.Is(err, ErrInternal) {
+		t.Errorf("Err() = %v; want ErrInternal", err)
+	}
+	m := NewMethod("t/T.afterPanic;1;()V")
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < 100000; i++ {
+			m.Enter().Exit()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("recording calls blocked after the run failed")
 	}
 }

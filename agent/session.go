@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ var (
 	ErrStartTimeout   = errors.New("tadpole: no Start from HQ in time")
 	ErrStopped        = errors.New("tadpole: tracing stopped")
 	ErrAlreadyRunning = errors.New("tadpole: an agent is already tracing in this process")
+	ErrInternal       = errors.New("tadpole: internal error")
 )
 
 // session is one trace run: the control connection, the data connections,
@@ -181,8 +183,8 @@ func (s *session) applyConfig(c *bytefrog.Config) {
 // run starts the control goroutines after the handshake.
 func (s *session) run() {
 	s.ctrlWG.Add(2)
-	go s.readControl()
-	go s.writeControl()
+	s.spawn("control reader", s.readControl)
+	s.spawn("control writer", s.writeControl)
 	go func() {
 		s.ctrlWG.Wait()
 		s.ctrl.Close()
@@ -502,11 +504,11 @@ func (s *session) startPipeline(budget int) {
 	s.begin = time.Now()
 	s.beginMono = MonoNow()
 	s.wg.Add(1 + len(s.data) + 1)
-	go newDrain(s).run()
+	s.spawn("drain", newDrain(s).run)
 	for _, c := range s.data {
-		go s.writeData(c)
+		s.spawn("data writer", func() { s.writeData(c) })
 	}
-	go s.tick()
+	s.spawn("clock", s.tick)
 	go func() {
 		s.wg.Wait()
 		s.endData()
@@ -582,6 +584,22 @@ func (s *session) failed() bool {
 
 // fail ends the run after an error: tracing stops at once, producers are
 // released, connections are closed. The host keeps running.
+// spawn runs f in a goroutine of the session. A panic there is a bug of
+// the agent's: it is logged with its stack and ends the run (tracing stops,
+// the host keeps running) instead of ending the process. f's own deferred
+// calls run first, so a goroutine that counts itself done still does.
+func (s *session) spawn(name string, f func()) {
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.logf(LevelError, "internal error in the %s: %v\n%s", name, r, debug.Stack())
+				s.fail(fmt.Errorf("%w: internal error in the %s: %v", ErrInternal, name, r))
+			}
+		}()
+		f()
+	}()
+}
+
 func (s *session) fail(err error) {
 	s.failOnce.Do(func() {
 		s.failErr = err

@@ -102,3 +102,11 @@ func recovered(rc *C.int, buf *C.char, n C.size_t) {
 		*rc = codeInternalErr
 	}
 }
+
+// survive turns a panic of a background goroutine into a warning: no panic
+// may end the host process. Use it as "defer survive(what)".
+func survive(what string) {
+	if r := recover(); r != nil {
+		warnOnce("panic:"+what, "%v in the %s: %v", ErrInternal, what, r)
+	}
+}

@@ -146,6 +146,7 @@ func (l *library) closeWake() {
 // flushOnWake flushes each time the C side writes to the pipe.
 func (l *library) flushOnWake(r *os.File) {
 	defer l.timers.Done()
+	defer survive("early flush")
 	var buf [64]byte
 	for {
 		if _, err := r.Read(buf[:]); err != nil {
@@ -186,6 +187,7 @@ func (l *library) end(ctx context.Context) error {
 // tickClock refreshes the C event clock until the run ends.
 func (l *library) tickClock(done <-chan struct{}, quit chan struct{}) {
 	defer l.timers.Done()
+	defer survive("event clock")
 	t := time.NewTicker(clockPeriod)
 	defer t.Stop()
 	for {
@@ -206,6 +208,7 @@ func (l *library) tickClock(done <-chan struct{}, quit chan struct{}) {
 // still follows the agent within a period.
 func (l *library) flushIdle(done <-chan struct{}, quit chan struct{}) {
 	defer l.timers.Done()
+	defer survive("flush timer")
 	t := time.NewTicker(flushPeriod)
 	defer t.Stop()
 	for {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -164,13 +165,27 @@ func (c *Client) loop(d Daemon) {
 	defer c.wg.Done()
 	plog := newProblemLog(c.cfg.Logger.With("daemon", d.String()))
 	for {
-		c.attempt(d, plog)
+		c.guardedAttempt(d, plog)
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-c.cfg.Clock.After(c.cfg.RetryDelay):
 		}
 	}
+}
+
+// guardedAttempt is attempt with its panics (a bug, of the client or of the
+// Handler) costing the connection, never the host process: logged once,
+// then retried like a dropped connection.
+func (c *Client) guardedAttempt(d Daemon, plog *problemLog) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.setState(d, stateDown)
+			plog.once("panic", slog.LevelError, "lttngagent: internal error, connection dropped",
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
+	}()
+	c.attempt(d, plog)
 }
 
 // attempt makes one connection attempt and serves the connection until it
