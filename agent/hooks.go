@@ -54,6 +54,7 @@ func (h *hookList[F]) each(call func(F)) {
 var (
 	modeHooks   hookList[func(bytefrog.Mode)]
 	loggerHooks hookList[func(*Logger, bool)]
+	errorHooks  hookList[func(error)]
 )
 
 // AddModeHook adds f, called with the new mode each time the active session
@@ -66,6 +67,21 @@ func AddModeHook(f func(bytefrog.Mode)) (remove func()) { return modeHooks.add(f
 // logger is registered or its enabled state changes. f must not block and
 // must not call back into the logger registry.
 func AddLoggerHook(f func(l *Logger, enabled bool)) (remove func()) { return loggerHooks.add(f) }
+
+// AddErrorHook adds f, called once with the reason when a run ends by
+// failure rather than by a stop: HQ lost, a data connection broken, an
+// internal error. Such failures have no caller to return to; the agent also
+// logs them. f runs on a goroutine of its own and may call Shutdown; a
+// panic in it is recovered. The returned function removes f.
+func AddErrorHook(f func(error)) (remove func()) { return errorHooks.add(f) }
+
+// notifyError calls the error hooks with err.
+func notifyError(err error) {
+	errorHooks.each(func(f func(error)) {
+		defer func() { recover() }() // a hook's panic is the host's bug; tracing ends anyway
+		f(err)
+	})
+}
 
 func notifyMode(m bytefrog.Mode) { modeHooks.each(func(f func(bytefrog.Mode)) { f(m) }) }
 

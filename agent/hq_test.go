@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,6 +246,8 @@ func TestStartSuspended(t *testing.T) {
 func TestStopFromHQ(t *testing.T) {
 	h := startHQ(t, nil)
 	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
+	var hooked atomic.Int32
+	defer AddErrorHook(func(error) { hooked.Add(1) })()
 	m := NewMethod("t/T.stop;1;()V")
 	m.Enter().Exit()
 	if err := run.Stop(); err != nil {
@@ -264,6 +267,9 @@ func TestStopFromHQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	testhq.CheckClean(t, rep, h.Collector(0), 2)
+	if n := hooked.Load(); n != 0 {
+		t.Errorf("error hook called %d times after a stop; want 0", n)
+	}
 }
 
 func TestHQKilledMidTrace(t *testing.T) {
@@ -275,6 +281,8 @@ func TestHQKilledMidTrace(t *testing.T) {
 	cfg := testConfig(h.Srv.Addr())
 	cfg.Log = logf.Name()
 	a, _ := startAgent(t, h, cfg)
+	hooked := make(chan error, 1)
+	defer AddErrorHook(func(err error) { hooked <- err })()
 	m := NewMethod("t/T.killed;1;()V")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -303,6 +311,14 @@ func TestHQKilledMidTrace(t *testing.T) {
 	}
 	if a.Err() == nil {
 		t.Error("Err() = nil after HQ went away")
+	}
+	select {
+	case err := <-hooked:
+		if err != a.Err() {
+			t.Errorf("error hook got %v; want %v", err, a.Err())
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the error hook was not called")
 	}
 	time.Sleep(50 * time.Millisecond) // the host goes on calling
 	close(stop)

@@ -604,6 +604,11 @@ func (s *session) fail(err error) {
 	s.failOnce.Do(func() {
 		s.failErr = err
 		s.log.oncef("fail:"+err.Error(), LevelWarn, "tracing stopped: %v", err)
+		if active.Load() == s && !errors.Is(err, ErrStopped) {
+			// On a goroutine of its own: a hook may call Shutdown, which
+			// waits for the goroutine that failed.
+			go notifyError(err)
+		}
 		s.stopping.Store(true)
 		s.unpause(bytefrog.ModeShutdown)
 		close(s.failCh)
