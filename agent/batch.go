@@ -78,9 +78,31 @@ func scanBatch(b []byte) (int, error) {
 		if size > len(b)-off {
 			return 0, fmt.Errorf("%w: record at offset %d overruns the batch", ErrBadBatch, off)
 		}
+		if err := checkIDs(k, b[off:]); err != nil {
+			return 0, fmt.Errorf("%w: record at offset %d: %v", ErrBadBatch, off, err)
+		}
 		off += size
 	}
 	return n, nil
+}
+
+// checkIDs checks that an event record names a registered method and, for
+// an exception, a registered exception type: the drain sizes its tables by
+// ids, so an id that was never given out must not reach it.
+func checkIDs(k byte, r []byte) error {
+	switch k {
+	case BatchEntry, BatchExit, BatchThrow, BatchBubble:
+		if m := int32(binary.LittleEndian.Uint32(r[4:])); !methodNames.known(m) {
+			return fmt.Errorf("method id %d not registered", m)
+		}
+	}
+	switch k {
+	case BatchThrow, BatchBubble:
+		if e := int32(binary.LittleEndian.Uint32(r[8:])); !exceptionNames.known(e) {
+			return fmt.Errorf("exception id %d not registered", e)
+		}
+	}
+	return nil
 }
 
 func recordSize(r []byte) int {

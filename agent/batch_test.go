@@ -14,10 +14,14 @@ import (
 func TestScanBatchRejects(t *testing.T) {
 	good := AppendBatchRecord(nil, BatchMarker, 0, 0, 0, 0, 1, "key", "value")
 	tests := map[string][]byte{
-		"short header":  good[:BatchHeaderSize-1],
-		"overrun":       good[:BatchHeaderSize+2],
-		"unknown kind":  AppendBatchRecord(nil, 9, 0, 0, 1, 0, 1, "", ""),
-		"zero kind":     AppendBatchRecord(nil, 0, 0, 0, 1, 0, 1, "", ""),
+		"short header":              good[:BatchHeaderSize-1],
+		"overrun":                   good[:BatchHeaderSize+2],
+		"unknown kind":              AppendBatchRecord(nil, 9, 0, 0, 1, 0, 1, "", ""),
+		"zero kind":                 AppendBatchRecord(nil, 0, 0, 0, 1, 0, 1, "", ""),
+		"method id never given out": AppendBatchRecord(nil, BatchEntry, 0, 0, 1<<30, 0, 1, "", ""),
+		"method id 0":               AppendBatchRecord(nil, BatchExit, 0, 0, 0, 0, 1, "", ""),
+		"exception id never given out": AppendBatchRecord(nil, BatchThrow, 0, 0,
+			NewMethod("t/T.rejects;1;()V").ID(), 1<<30, 1, "", ""),
 		"trailing junk": append(append([]byte{}, good...), 1, 2, 3),
 	}
 	for name, b := range tests {

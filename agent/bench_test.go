@@ -22,27 +22,39 @@ func (discardConn) Close() error                { return nil }
 // network or an HQ. It ends at cleanup.
 func sinkSession(tb testing.TB, conns int) *session {
 	tb.Helper()
+	cs := make([]net.Conn, conns)
+	for i := range cs {
+		cs[i] = discardConn{}
+	}
+	s, end := pipelineSession(tb, DefaultConfig().RingSize, 4<<20, cs...)
+	tb.Cleanup(end)
+	return s
+}
+
+// pipelineSession makes an active session with ring slots and a buffer
+// budget, writing to conns, without a control connection or an HQ; end
+// drains it and waits for its data side.
+func pipelineSession(tb testing.TB, slots, budget int, conns ...net.Conn) (s *session, end func()) {
+	tb.Helper()
 	log, _ := newLogger("none", LevelOff)
 	cfg := testConfig("sink")
-	s := newSession(cfg, log)
+	cfg.RingSize = slots
+	s = newSession(cfg, log)
 	s.hq = bytefrog.DefaultConfig()
-	for i := 0; i < conns; i++ {
-		s.data = append(s.data, discardConn{})
-	}
-	s.startPipeline(4 << 20)
+	s.data = conns
+	s.startPipeline(budget)
 	s.mode.Store(uint32(bytefrog.ModeTracing))
 	if !active.CompareAndSwap(nil, s) {
 		tb.Fatal("another session is active")
 	}
-	tb.Cleanup(func() {
+	return s, func() {
 		s.stopping.Store(true)
 		s.mode.Store(uint32(bytefrog.ModeShutdown))
 		s.closeStop()
 		s.ring.nudge()
 		<-s.dataDone
 		active.CompareAndSwap(s, nil)
-	})
-	return s
+	}
 }
 
 func TestRecordingDoesNotAllocate(t *testing.T) {

@@ -1,19 +1,25 @@
 package agent
 
 import (
+	"bytes"
 	"errors"
+	"net"
+	"sync"
 	"testing"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // FuzzScanBatch feeds arbitrary bytes as a host batch: scanning never
 // panics, and a batch it accepts re-encodes record by record to the same
 // bytes.
 func FuzzScanBatch(f *testing.F) {
+	m, e := NewMethod("fuzz/F.scan;1;()V").ID(), NewExceptionType("fuzz.ScanError").ID()
 	var b []byte
 	b = AppendBatchRecord(b, BatchName, 0, 0, 0, 0, 1, "worker-1", "")
-	b = AppendBatchRecord(b, BatchEntry, 0, 0, 3, 0, 2, "", "")
-	b = AppendBatchRecord(b, BatchThrow, 0, 7, 3, 2, 3, "", "")
-	b = AppendBatchRecord(b, BatchBubble, BatchFlagThrown, 0, 3, 2, 4, "", "")
+	b = AppendBatchRecord(b, BatchEntry, 0, 0, m, 0, 2, "", "")
+	b = AppendBatchRecord(b, BatchThrow, 0, 7, m, e, 3, "", "")
+	b = AppendBatchRecord(b, BatchBubble, BatchFlagThrown, 0, m, e, 4, "", "")
 	b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, 5, "k", "v\xc0\x80")
 	f.Add(b)
 	f.Add(b[:BatchHeaderSize+3])
@@ -69,5 +75,71 @@ func FuzzParseOptions(f *testing.F) {
 			return
 		}
 		c.Verify()
+	})
+}
+
+// captureConn is a data connection that keeps what is written to it.
+type captureConn struct {
+	net.Conn
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *captureConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.Write(b)
+}
+
+func (c *captureConn) Close() error { return nil }
+
+// FuzzHostBatch sends arbitrary host batches through the agent: whatever a
+// host hands over, what goes to HQ parses as Bytefrog (modified UTF-8
+// included), with one sequenced message per event or marker record.
+func FuzzHostBatch(f *testing.F) {
+	m, e := NewMethod("fuzz/F.host;1;()V").ID(), NewExceptionType("fuzz.HostError").ID()
+	var b []byte
+	b = AppendBatchRecord(b, BatchName, BatchFlagMUTF8, 0, 0, 0, 1, "w\xc0\x80", "")
+	b = AppendBatchRecord(b, BatchEntry, 0, 0, m, 0, 2, "", "")
+	b = AppendBatchRecord(b, BatchExit, BatchFlagThrown, 9, m, 0, 2, "", "")
+	b = AppendBatchRecord(b, BatchThrow, 0, 7, m, e, 3, "", "")
+	b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, 5, "k", "v\xc0\x80\xed\xa0\xbd\xed\xb8\x80")
+	b = AppendBatchRecord(b, BatchMarker, 0, 0, 0, 0, 5, "k\x00", "é\xff")
+	b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, 5, "\xc0", "\x00\xf0\x9f\x98\x80")
+	b = AppendBatchRecord(b, BatchEnd, 0, 0, 0, 0, 6, "", "")
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, err := scanBatch(b); err != nil {
+			return
+		}
+		want := 0
+		for off := 0; off < len(b); off += recordSize(b[off:]) {
+			if batchKinds[b[off]].sequenced() {
+				want++
+			}
+		}
+		c := &captureConn{}
+		_, end := pipelineSession(t, 64, 64<<10, c)
+		_, err := SubmitBatch(1, b)
+		end()
+		if err != nil {
+			t.Fatalf("SubmitBatch of a scanned batch: %v", err)
+		}
+		d := bytefrog.Dialect{Version: bytefrog.Version1, Flavor: bytefrog.FlavorBytefrog}
+		got := 0
+		for out := c.buf.Bytes(); len(out) > 0; {
+			var m bytefrog.Msg
+			n, err := d.Parse(&m, out)
+			if err != nil {
+				t.Fatalf("the agent wrote what HQ cannot parse: %v", err)
+			}
+			if m.Type.Sequenced() {
+				got++
+			}
+			out = out[n:]
+		}
+		if got != want {
+			t.Fatalf("%d sequenced messages for %d records", got, want)
+		}
 	})
 }

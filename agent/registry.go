@@ -1,6 +1,9 @@
 package agent
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Method is a registered method signature: the handle instrumented code
 // keeps so that a hot Enter or Exit costs no lookup. Handles are
@@ -29,11 +32,15 @@ func (e *ExceptionType) ID() int32 { return e.id }
 // Name is the registered exception name.
 func (e *ExceptionType) Name() string { return e.name }
 
+// known reports whether id has been given out.
+func (n *names) known(id int32) bool { return id >= 1 && id <= n.count.Load() }
+
 // names interns strings to dense ids from 1; ids are never reused.
 type names struct {
-	mu   sync.RWMutex
-	ids  map[string]int32
-	byID []string // byID[id-1]
+	mu    sync.RWMutex
+	ids   map[string]int32
+	byID  []string     // byID[id-1]
+	count atomic.Int32 // len(byID), read without the lock
 }
 
 func (n *names) intern(s string) (int32, bool) {
@@ -54,6 +61,7 @@ func (n *names) intern(s string) (int32, bool) {
 	n.byID = append(n.byID, s)
 	id = int32(len(n.byID))
 	n.ids[s] = id
+	n.count.Store(id)
 	return id, true
 }
 

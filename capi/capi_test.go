@@ -38,13 +38,17 @@ func TestLevelNameOf(t *testing.T) {
 }
 
 // batch builds n records: entries, and a marker every third record.
+// batchMethod is the method of batch's entries: a batch may only name
+// registered methods.
+var batchMethod = agent.NewMethod("capi/T.batch;1;()V")
+
 func batch(n int) []byte {
 	var b []byte
 	for i := range n {
 		if i%3 == 2 {
 			b = agent.AppendBatchRecord(b, agent.BatchMarker, 0, 0, 0, 0, 1, "key", fmt.Sprint("value ", i))
 		} else {
-			b = agent.AppendBatchRecord(b, agent.BatchEntry, 0, 0, 1, 0, 1, "", "")
+			b = agent.AppendBatchRecord(b, agent.BatchEntry, 0, 0, batchMethod.ID(), 0, 1, "", "")
 		}
 	}
 	return b
