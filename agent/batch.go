@@ -184,11 +184,10 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	sl := s.ring.at(i)
 	sl.thread = hostThreadBit | thread
 	s.ring.textAt(i).batch = cp
-	v := s.ring.lap(i)<<8 | uint32(kindBatch)
-	if pending >= batchWake || s.ring.closesBatch(i) {
-		s.ring.publishLast(sl, v)
+	if pending >= batchWake {
+		s.ring.publishLast(sl, s.ring.lap(i)<<8|uint32(kindBatch))
 	} else {
-		storeRelease(&sl.hdr, v)
+		s.ring.publish(sl, i, kindBatch)
 	}
 	return n, nil
 }

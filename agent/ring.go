@@ -172,21 +172,17 @@ func (r *ring) nudge() {
 // ready reports whether slot i has been published.
 func (r *ring) ready(i uint64) bool { return atomic.LoadUint32(&r.at(i).hdr)>>8 == r.lap(i) }
 
-// kindAt is the kind of published slot i.
-func (r *ring) kindAt(i uint64) kind { return kind(atomic.LoadUint32(&r.at(i).hdr)) }
-
-// park is how the drain waits for producers: it sleeps until the producer
-// of the last slot of i's batch wakes it, a producer waits for room, stop
-// closes, or d elapses (d ≤ 0: no limit). It reports whether that last
-// slot is published. Consuming whole batches keeps the drain off the cache
-// lines producers are writing; chasing them slot by slot would move each
-// line between the cores several times.
-func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) bool {
+// park is how the drain waits once it has caught up with the producers: it
+// sleeps until the producer of the last slot of i's batch wakes it, a
+// producer waits for room, stop closes, or d elapses (d ≤ 0: no limit).
+// Sleeping until a batch is complete, rather than polling the slot a
+// producer is writing, moves each cache line between the cores once.
+func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) {
 	end := i | (r.batch - 1)
 	r.sleeping.Store(1)
 	if r.ready(end) {
 		r.sleeping.Store(0)
-		return true
+		return
 	}
 	var timeout <-chan time.Time
 	if d > 0 {
@@ -200,7 +196,6 @@ func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) bool {
 	case <-stop:
 	}
 	r.sleeping.Store(0)
-	return r.ready(end)
 }
 
 // await polls until slot i is published or d elapses, for a drain that
