@@ -72,8 +72,9 @@ const (
 	caseLTTng   = "LTTng JUL agent"
 )
 
-// measured holds each case's last ns/record in this process, for the
-// ratios the benchmarks and TestCompareJUL report.
+// measured holds each case's best ns/record in this process (the run with
+// the least wall time), for the ratios the benchmarks and TestCompareJUL
+// report.
 var measured struct {
 	sync.Mutex
 	ns, cpu map[string]float64
@@ -84,6 +85,9 @@ func record(name string, ns, cpu float64) {
 	defer measured.Unlock()
 	if measured.ns == nil {
 		measured.ns, measured.cpu = make(map[string]float64), make(map[string]float64)
+	}
+	if best, ok := measured.ns[name]; ok && best <= ns {
+		return
 	}
 	measured.ns[name], measured.cpu[name] = ns, cpu
 }
@@ -203,16 +207,24 @@ func BenchmarkJULTadpole(b *testing.B) {
 // TestCompareJUL runs the three cases side by side and prints their costs
 // and the ratios: tadpole / no-op (tadpole's cost over the floor of a JUL
 // record) and LTTng / tadpole.
+// compareRounds is how many runs of each case TestCompareJUL takes.
+const compareRounds = 3
+
 func TestCompareJUL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("side-by-side benchmark")
 	}
-	for _, f := range []func(*testing.B){BenchmarkJULNoop, BenchmarkJULTadpole, BenchmarkJULLTTng} {
-		if r := testing.Benchmark(f); r.N == 0 {
-			t.Logf("a case did not run (a peer missing?)")
+	// Each case runs in a fresh JVM whose JIT decisions vary from run to
+	// run: every case gets compareRounds runs, in turn, and keeps its best.
+	for r := 0; r < compareRounds; r++ {
+		for _, f := range []func(*testing.B){BenchmarkJULNoop, BenchmarkJULTadpole, BenchmarkJULLTTng} {
+			if res := testing.Benchmark(f); res.N == 0 {
+				t.Logf("a case did not run (a peer missing?)")
+			}
 		}
 	}
-	fmt.Fprintf(os.Stdout, "\nJUL record on an enabled logger, side by side (ns/record wall, logging thread CPU):\n")
+	fmt.Fprintf(os.Stdout, "\nJUL record on an enabled logger, side by side (best of %d runs; ns/record wall, logging thread CPU):\n",
+		compareRounds)
 	for _, name := range []string{caseNoop, caseTadpole, caseLTTng} {
 		if ns, cpu, ok := lookup(name); ok {
 			fmt.Fprintf(os.Stdout, "  %-18s %8.1f ns %8.1f ns CPU\n", name, ns, cpu)
