@@ -208,13 +208,14 @@ static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 		v[0] = 0;
 		if (ln > 0)
 			(*env)->GetStringUTFRegion(env, level_name, 0, ln, v);
-		lb = strlen(v);
+		/* HotSpot ends the copy with a NUL; bounded, should a JVM not. */
+		lb = strnlen(v, lb);
 	}
 	v[lb] = ' ';
 	size_t mb = 0;
 	if (msg_len > 0) {
 		(*env)->GetStringUTFRegion(env, msg, 0, msg_len, v + lb + 1);
-		mb = strlen(v + lb + 1);
+		mb = strnlen(v + lb + 1, room - lb - 1);
 	}
 	tp_jlog_commit((uint32_t)(lb + 1 + mb));
 }
