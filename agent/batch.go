@@ -276,7 +276,7 @@ func (d *drain) batch(thread uint64, t *text) {
 			p := r[BatchHeaderSize:]
 			key, value := p[:l1], p[l1:l1+l2]
 			mutf := r[1]&BatchFlagMUTF8 != 0
-			if k == kindMarker && wireReady(key, value, mutf) {
+			if k == kindMarker && wireReady(p[:l1+l2], l1, mutf) {
 				// The bytes are already what the wire carries.
 				d.markerMUTF8(sl.rel, key, value)
 				off += recordSize(r)
@@ -310,15 +310,18 @@ func (d *drain) markerMUTF8(rel int32, key, value []byte) {
 	}
 }
 
-// wireReady reports whether a marker's key and value can go to the wire as
-// they are: valid modified UTF-8, or UTF-8 that is ASCII without NUL (the
-// same bytes in both). Anything else is converted, so that a host's bad
-// bytes cost it a replacement character, not HQ's refusal of the run.
-func wireReady(key, value []byte, mutf bool) bool {
-	if mutf {
-		return bytefrog.ValidUTF(key) == nil && bytefrog.ValidUTF(value) == nil
+// wireReady reports whether a marker's key and value, adjacent in kv with
+// the key's n bytes first, can go to the wire as they are: valid modified
+// UTF-8, or UTF-8 that is ASCII without NUL (the same bytes in both).
+// Anything else is converted, so that a host's bad bytes cost it a
+// replacement character, not HQ's refusal of the run. One pass checks
+// both: when the value does not start with a continuation byte, no
+// sequence can straddle them, so both are valid exactly when kv is.
+func wireReady(kv []byte, n int, mutf bool) bool {
+	if !mutf {
+		return wireASCII(kv)
 	}
-	return wireASCII(key) && wireASCII(value)
+	return (n == len(kv) || kv[n]&0xC0 != 0x80) && bytefrog.ValidUTF(kv) == nil
 }
 
 // wireASCII reports whether b is the same in UTF-8 and modified UTF-8:

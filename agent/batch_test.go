@@ -149,6 +149,8 @@ func TestBatchMarkerStrings(t *testing.T) {
 		{BatchFlagMUTF8, "mutf8", "a\xc0\x80b\xed\xa0\xbd\xed\xb8\x80", "mutf8=a\x00b😀"},
 		{BatchFlagMUTF8, "", "", "="},
 		{BatchFlagMUTF8, "bad", "a\xffb\x00", "bad=a\uFFFDb\x00"}, // not modified UTF-8: converted
+		// Valid only together: a character cut between key and value.
+		{BatchFlagMUTF8, "k\xe2\x82", "\xac", "k\uFFFD\uFFFD=\uFFFD"},
 	}
 	var b []byte
 	for _, tt := range tests {
