@@ -29,7 +29,7 @@
 //     Start at most connect_timeout (plus start_timeout once connected);
 //     without HQ it goes on untraced after one warning;
 //  4. binds the thread (see Threads) and starts the daemon thread
-//     "tadpole-jul".
+//     "tadpole-jul", the agent's own, which the trace leaves out.
 //
 // VMDeath (and Agent_OnUnload) calls tadpole_stop: every buffer is flushed
 // and the run ends. The agent never exits the JVM and never returns JNI_ERR.

@@ -37,6 +37,8 @@ static char *tpj_options;
 static atomic_int tpj_loaded;
 /* 1 while a run started by this agent is on. */
 static atomic_int tpj_started;
+/* The agent's JUL thread (a global reference), left out of the trace. */
+static _Atomic(jobject) tpj_own_thread;
 
 void tpj_add_class(const char *name, const void *bytes, size_t len) {
 	if (tpj_nclasses < TPJ_MAX_CLASSES) {
@@ -242,6 +244,8 @@ int tpj_bind_current(JNIEnv *env) {
 /* tpj_begin binds the helpers, starts tracing (waiting for HQ at most the
  * connect and start timeouts) and, when tracing, the JUL thread. The JVM
  * goes on untraced after one warning when HQ is absent. */
+static int tpj_start_jul(JNIEnv *env, jclass sync);
+
 static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *options) {
 	tpj_fix_onstack();
 	jclass sync = tpj_bind(env);
@@ -255,13 +259,31 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	atomic_store(&tpj_started, 1);
 	if (thread != NULL)
 		tpj_bind_thread(jvmti, env, thread);
-	if (sync != NULL) {
-		jmethodID m = (*env)->GetStaticMethodID(env, sync, "start", "()V");
-		if (m != NULL)
-			(*env)->CallStaticVoidMethod(env, sync, m);
-		if (tpj_exception(env) || m == NULL)
-			tpj_warn("cannot start the JUL thread: JUL records are not traced");
+	if (sync != NULL && tpj_start_jul(env, sync) != 0)
+		tpj_warn("cannot start the JUL thread: JUL records are not traced");
+}
+
+/* tpj_start_jul creates the agent's JUL thread, notes it so that the trace
+ * leaves it out, and starts it. It returns 0, or -1 (exception cleared). */
+static int tpj_start_jul(JNIEnv *env, jclass sync) {
+	jmethodID create = (*env)->GetStaticMethodID(env, sync, "create", "()Ljava/lang/Thread;");
+	if (create == NULL) {
+		tpj_exception(env);
+		return -1;
 	}
+	jobject t = (*env)->CallStaticObjectMethod(env, sync, create);
+	if (tpj_exception(env))
+		return -1;
+	if (t == NULL)
+		return 0; /* no java.logging: nothing to keep in step */
+	atomic_store(&tpj_own_thread, (*env)->NewGlobalRef(env, t));
+	jclass c = (*env)->GetObjectClass(env, t);
+	jmethodID start = (*env)->GetMethodID(env, c, "start", "()V");
+	if (start != NULL)
+		(*env)->CallVoidMethod(env, t, start);
+	(*env)->DeleteLocalRef(env, c);
+	(*env)->DeleteLocalRef(env, t);
+	return tpj_exception(env) || start == NULL ? -1 : 0;
 }
 
 static void JNICALL tpj_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
@@ -277,8 +299,12 @@ static void JNICALL tpj_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
 /* ThreadStart binds the new thread to its Java id and name while a run is
  * on (other threads bind at their first record). */
 static void JNICALL tpj_thread_start(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
-	if (atomic_load_explicit(&tpj_started, memory_order_relaxed))
-		tpj_bind_thread(jvmti, env, thread);
+	if (!atomic_load_explicit(&tpj_started, memory_order_relaxed))
+		return;
+	jobject own = atomic_load(&tpj_own_thread);
+	if (own != NULL && (*env)->IsSameObject(env, thread, own))
+		return; /* the agent's own JUL thread is not part of the application's trace */
+	tpj_bind_thread(jvmti, env, thread);
 }
 
 /* ThreadEnd ends the thread in the trace (a BatchEnd record) and hands its

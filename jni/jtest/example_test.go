@@ -55,6 +55,9 @@ func TestShopExample(t *testing.T) {
 		if strings.HasPrefix(n, "cashier-") {
 			cashiers[n] = true
 		}
+		if n == "tadpole-jul" {
+			t.Errorf("the agent's own thread %q is in the trace", n)
+		}
 	}
 	if len(cashiers) != 3 || len(rep.ThreadNames) < 3 {
 		t.Errorf("got cashier threads %v (report: %d named); want cashier-0 … cashier-2", cashiers, len(rep.ThreadNames))

@@ -32,16 +32,18 @@ final class JulSync implements Runnable {
 	private JulSync() {
 	}
 
-	/* Called by the agent once its natives are bound. */
-	static void start() {
+	/* Called by the agent once its natives are bound: the thread to start,
+	 * or null without the java.logging module. The agent starts it once it
+	 * has taken note of it, so as to leave its own thread out of the trace. */
+	static Thread create() {
 		try {
 			logManager = Class.forName("java.util.logging.LogManager", false, null);
 		} catch (ClassNotFoundException e) {
-			return; // no java.logging module: nothing to do
+			return null; // no java.logging module: nothing to do
 		}
 		Thread t = new Thread(new JulSync(), "tadpole-jul");
 		t.setDaemon(true);
-		t.start();
+		return t;
 	}
 
 	@Override
