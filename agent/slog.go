@@ -9,10 +9,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
-	"unicode/utf8"
 
 	"github.com/tadpole-trace/tadpole/agent/internal/filter"
+	"github.com/tadpole-trace/tadpole/internal/slogtext"
 )
 
 // Logger is a named source of log records, as LTTng lists them with
@@ -263,7 +262,7 @@ func (h *SlogHandler) Handle(_ context.Context, r slog.Record) error {
 	b.WriteString(r.Message)
 	b.WriteString(h.attrs)
 	r.Attrs(func(a slog.Attr) bool {
-		appendAttr(&b, h.prefix, a)
+		slogtext.AppendAttr(&b, h.prefix, a)
 		return true
 	})
 	h.logger.Log(domainLevel(r.Level), r.Level.String(), b.String())
@@ -275,7 +274,7 @@ func (h *SlogHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	var b strings.Builder
 	b.WriteString(h.attrs)
 	for _, a := range as {
-		appendAttr(&b, h.prefix, a)
+		slogtext.AppendAttr(&b, h.prefix, a)
 	}
 	h2 := *h
 	h2.attrs = b.String()
@@ -324,50 +323,4 @@ func Domain() string {
 		return d
 	}
 	return "jul"
-}
-
-func appendAttr(b *strings.Builder, prefix string, a slog.Attr) {
-	a.Value = a.Value.Resolve()
-	if a.Equal(slog.Attr{}) {
-		return
-	}
-	if a.Value.Kind() == slog.KindGroup {
-		p := prefix
-		if a.Key != "" {
-			p += a.Key + "."
-		}
-		for _, g := range a.Value.Group() {
-			appendAttr(b, p, g)
-		}
-		return
-	}
-	b.WriteByte(' ')
-	b.WriteString(prefix)
-	b.WriteString(a.Key)
-	b.WriteByte('=')
-	var s string
-	switch a.Value.Kind() {
-	case slog.KindString:
-		s = a.Value.String()
-	case slog.KindTime:
-		s = a.Value.Time().Format(time.RFC3339Nano)
-	default:
-		s = a.Value.String()
-	}
-	if needsQuote(s) {
-		s = strconv.Quote(s)
-	}
-	b.WriteString(s)
-}
-
-func needsQuote(s string) bool {
-	if s == "" {
-		return true
-	}
-	for _, r := range s {
-		if r == ' ' || r == '=' || r == '"' || r < 0x20 || r == utf8.RuneError {
-			return true
-		}
-	}
-	return false
 }

@@ -2,9 +2,10 @@ package lttngagent
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/tadpole-trace/tadpole/internal/slogtext"
 )
 
 // discardHandler drops every record.
@@ -36,7 +37,7 @@ func (h *funcHandler) Handle(_ context.Context, r slog.Record) error {
 	sb.WriteString(r.Message)
 	sb.WriteString(h.prefix)
 	r.Attrs(func(a slog.Attr) bool {
-		appendAttr(&sb, h.group, a)
+		slogtext.AppendAttr(&sb, h.group, a)
 		return true
 	})
 	h.f(r.Level, sb.String())
@@ -47,7 +48,7 @@ func (h *funcHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	var sb strings.Builder
 	sb.WriteString(h.prefix)
 	for _, a := range as {
-		appendAttr(&sb, h.group, a)
+		slogtext.AppendAttr(&sb, h.group, a)
 	}
 	h2 := *h
 	h2.prefix = sb.String()
@@ -61,24 +62,6 @@ func (h *funcHandler) WithGroup(name string) slog.Handler {
 	h2 := *h
 	h2.group = h.group + name + "."
 	return &h2
-}
-
-func appendAttr(sb *strings.Builder, group string, a slog.Attr) {
-	a.Value = a.Value.Resolve()
-	if a.Equal(slog.Attr{}) {
-		return
-	}
-	if a.Value.Kind() == slog.KindGroup {
-		g := group
-		if a.Key != "" {
-			g += a.Key + "."
-		}
-		for _, ga := range a.Value.Group() {
-			appendAttr(sb, g, ga)
-		}
-		return
-	}
-	fmt.Fprintf(sb, " %s%s=%v", group, a.Key, a.Value.Any())
 }
 
 // problemLog logs each kind of problem of one connection loop once, until a
