@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -82,12 +81,9 @@ type integApp struct {
 // buildIntegApp builds testdata/lttngapp into a temporary directory.
 func buildIntegApp(t *testing.T) string {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, serr := os.Stat(gobin); serr != nil {
-			t.Skipf("no go command to build testdata/lttngapp: %v", err)
-		}
+	gobin := testpeers.GoCommand()
+	if _, err := os.Stat(gobin); err != nil {
+		t.Skipf("no go command to build testdata/lttngapp: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "lttngapp")
 	args := []string{"build", "-o", bin}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +69,7 @@ func buildLib() (*Lib, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "build.sh"), "lib")
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "LIBOUT="+dir, "GO="+goCommand())
+	cmd.Env = append(os.Environ(), "LIBOUT="+dir, "GO="+testpeers.GoCommand())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
@@ -81,15 +80,6 @@ func buildLib() (*Lib, error) {
 		return nil, err
 	}
 	return &Lib{Root: root, Dir: dir, Path: filepath.Join(dir, "libtadpole.so"), Include: filepath.Join(root, "include")}, nil
-}
-
-// goCommand is the go command to build with: the one in PATH, else the
-// toolchain's that runs the test.
-func goCommand() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // Cleanup removes the library built by BuildLib; TestMain calls it.

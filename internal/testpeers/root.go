@@ -3,6 +3,7 @@ package testpeers
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 )
@@ -32,4 +33,13 @@ func RepoRoot() (string, error) {
 func isFile(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// GoCommand returns the go command that builds test programs: the one on
+// PATH, or else the one of the toolchain running the tests.
+func GoCommand() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -64,10 +63,7 @@ func build() (*Env, error) {
 	e := &Env{Root: root, Dir: dir, Lib: filepath.Join(dir, "libtadpole.so"), Classes: filepath.Join(dir, "app")}
 	ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
 	defer cancel()
-	gocmd := "go"
-	if _, err := exec.LookPath(gocmd); err != nil {
-		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
+	gocmd := testpeers.GoCommand()
 	steps := []*exec.Cmd{
 		exec.CommandContext(ctx, gocmd, "build", "-trimpath", "-buildvcs=false", "-buildmode=c-shared",
 			"-ldflags=-s -w -extldflags=-Wl,--version-script="+filepath.Join(root, "cmd/libtadpole/exports.map"),
