@@ -121,6 +121,19 @@ func expect(t testing.TB, a *hqtest.Agent, types ...bytefrog.MsgType) {
 	}
 }
 
+// started connects a protocol v1 agent to srv, waits for HQ's Start and
+// opens a data connection: the agent, its run and the data connection's
+// index.
+func started(t testing.TB, srv *hq.Server) (*hqtest.Agent, *hq.Run, int) {
+	t.Helper()
+	a := dial(t, srv, bytefrog.Version1)
+	expect(t, a, bytefrog.MsgStart)
+	run := nextRun(t, srv)
+	i, err := a.OpenData()
+	must(t, err)
+	return a, run, i
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {

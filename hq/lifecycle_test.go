@@ -189,11 +189,7 @@ func TestManualStart(t *testing.T) {
 
 func TestPauseUnpause(t *testing.T) {
 	srv := start(t, nil)
-	a := dial(t, srv, bytefrog.Version1)
-	expect(t, a, bytefrog.MsgStart)
-	run := nextRun(t, srv)
-	i, err := a.OpenData()
-	must(t, err)
+	a, run, i := started(t, srv)
 	g := hqtest.NewGen(bytefrog.FlavorBytefrog)
 	must(t, a.Write(i, pairs(g, 10)))
 	must(t, run.Pause())
@@ -234,11 +230,7 @@ func TestSuspendDataBreak(t *testing.T) {
 		t.Run(fmt.Sprintf("breakFirst=%v", early), func(t *testing.T) {
 			rec := &recorder{}
 			srv := start(t, withRecorder(rec))
-			a := dial(t, srv, bytefrog.Version1)
-			expect(t, a, bytefrog.MsgStart)
-			run := nextRun(t, srv)
-			i, err := a.OpenData()
-			must(t, err)
+			a, run, i := started(t, srv)
 			g := hqtest.NewGen(bytefrog.FlavorBytefrog)
 			first := pairs(g, 50) // seq 0..99
 			if !early {
@@ -287,11 +279,7 @@ func waitEvents(t *testing.T, run *hq.Run, n int64) {
 
 func TestStopFromHQ(t *testing.T) {
 	srv := start(t, nil)
-	a := dial(t, srv, bytefrog.Version1)
-	expect(t, a, bytefrog.MsgStart)
-	run := nextRun(t, srv)
-	i, err := a.OpenData()
-	must(t, err)
+	a, run, i := started(t, srv)
 	g := hqtest.NewGen(bytefrog.FlavorBytefrog)
 	must(t, a.Write(i, pairs(g, 5)))
 	must(t, run.Stop())
