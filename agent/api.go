@@ -3,6 +3,7 @@ package agent
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/timandy/routine"
 
@@ -19,43 +20,64 @@ func record(k kind, method, exc int32, line uint16, flag bool) {
 	recordOn(s, uint64(routine.Goid()), k, method, exc, line, flag)
 }
 
-// claim waits out a pause and reserves the next slot; ok is false when the
-// event is not to be recorded.
-func claim(s *session) (i uint64, sl *slot, ok bool) {
-	if s.mode.Load() != modeTracing && !s.gate() {
-		return 0, nil, false
-	}
-	if i, ok = s.ring.reserve(1); !ok {
-		return 0, nil, false
-	}
-	return i, s.ring.at(i), true
-}
-
 // recordOn records one event of a fixed-size kind. It is claim, fill and
-// publish written out in one function: this is the path every traced call
+// commit written out in one function: this is the path every traced call
 // takes twice, and each call or reload saved shows.
 func recordOn(s *session, thread uint64, k kind, method, exc int32, line uint16, flag bool) {
 	if s.mode.Load() != modeTracing && !s.gate() {
 		return
 	}
-	r := s.ring
-	i := r.tail.Add(1) - 1
-	if i-r.head.Load() >= uint64(len(r.slots)) && !r.waitRoom(i) {
+	ls := s.lanes
+	p := procPin()
+	all := ls.list()
+	if p >= len(all) || all[p] == nil {
+		procUnpin()
+		recordSlow(s, thread, k, method, exc, line, flag)
 		return
 	}
-	sl := &r.slots[i&r.mask]
+	l := all[p]
+	l.acquire()
+	i := loadTail(l)
+	entry, at := lastEntry(thread, p)
+	if i >= l.room && !ls.hasRoom(l, i) || atomic.LoadUint64(&ls.last[at]) != entry {
+		l.release()
+		procUnpin()
+		recordSlow(s, thread, k, method, exc, line, flag)
+		return
+	}
+	sl := &l.slots[i&ls.mask]
+	sl.flag = flag
+	sl.line = line
+	sl.method = method
+	sl.exc = exc
+	sl.rel = s.clock.Load()
+	sl.after = false
+	sl.thread = thread
+	setTail(l, i+1)
+	v := ls.lap(i)<<8 | uint32(k)
+	if i&(ls.batch-1) != ls.batch-1 {
+		storeRelease(&sl.hdr, v)
+	} else {
+		ls.publishLast(sl, v)
+	}
+	l.release()
+	procUnpin()
+}
+
+// recordSlow is recordOn for a P without a lane yet, a full lane, or a
+// thread that moved from another lane.
+func recordSlow(s *session, thread uint64, k kind, method, exc int32, line uint16, flag bool) {
+	l, i, sl, ok := s.lanes.claim(thread)
+	if !ok {
+		return
+	}
 	sl.flag = flag
 	sl.line = line
 	sl.method = method
 	sl.exc = exc
 	sl.rel = s.clock.Load()
 	sl.thread = thread
-	v := r.lap(i)<<8 | uint32(k)
-	if !r.closesBatch(i) {
-		storeRelease(&sl.hdr, v)
-		return
-	}
-	r.publishLast(sl, v)
+	s.lanes.commit(l, sl, i, k)
 }
 
 func recordText(k kind, key, value string) {
@@ -63,15 +85,20 @@ func recordText(k kind, key, value string) {
 	if s == nil {
 		return
 	}
-	i, sl, ok := claim(s)
+	if s.mode.Load() != modeTracing && !s.gate() {
+		return
+	}
+	thread := uint64(routine.Goid())
+	l, i, sl, ok := s.lanes.claim(thread)
 	if !ok {
 		return
 	}
 	sl.method, sl.exc = 0, 0
 	sl.rel = s.clock.Load()
-	sl.thread = uint64(routine.Goid())
-	*s.ring.textAt(i) = text{key: key, value: value}
-	s.ring.publish(sl, i, k)
+	sl.thread = thread
+	t := &l.texts[i&s.lanes.mask]
+	t.key, t.value = key, value
+	s.lanes.commit(l, sl, i, k)
 }
 
 // Enter records a MethodEntry on the calling goroutine and returns a Frame
@@ -147,15 +174,15 @@ func SetThreadName(name string) {
 	if s.stopping.Load() {
 		return
 	}
-	i, ok := s.ring.reserve(1)
+	thread := uint64(routine.Goid())
+	l, i, sl, ok := s.lanes.claim(thread)
 	if !ok {
 		return
 	}
-	sl := s.ring.at(i)
 	sl.rel = s.clock.Load()
-	sl.thread = uint64(routine.Goid())
-	*s.ring.textAt(i) = text{key: name}
-	s.ring.publish(sl, i, kindName)
+	sl.thread = thread
+	l.texts[i&s.lanes.mask].key = name
+	s.lanes.commit(l, sl, i, kindName)
 }
 
 const noLine = 0xFFFF

@@ -175,19 +175,22 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	cp := batchPool.Get().(*[]byte)
 	*cp = append((*cp)[:0], b...)
 	pending := s.batchBytes.Add(int64(len(b)))
-	i, ok := s.ring.reserve(1)
+	key := hostThreadBit | thread
+	l, i, sl, ok := s.lanes.claim(key)
 	if !ok {
 		s.batchBytes.Add(-int64(len(b)))
 		batchPool.Put(cp)
 		return 0, nil
 	}
-	sl := s.ring.at(i)
-	sl.thread = hostThreadBit | thread
-	s.ring.textAt(i).batch = cp
+	sl.thread = key
+	sl.rel = s.clock.Load()
+	l.texts[i&s.lanes.mask].batch = cp
 	if pending >= batchWake {
-		s.ring.publishLast(sl, s.ring.lap(i)<<8|uint32(kindBatch))
+		s.lanes.publishLast(sl, s.lanes.lap(i)<<8|uint32(kindBatch))
+		l.release()
+		procUnpin()
 	} else {
-		s.ring.publish(sl, i, kindBatch)
+		s.lanes.commit(l, sl, i, kindBatch)
 	}
 	return n, nil
 }
@@ -207,7 +210,7 @@ func (r *batchRoom) wait(s *session, n int64) bool {
 		if q == 0 || q+n <= maxBatchBytes {
 			return true
 		}
-		if s.ring.closed.Load() || s.stopping.Load() {
+		if s.lanes.closed.Load() || s.stopping.Load() {
 			return false
 		}
 		r.mu.Lock()
@@ -222,7 +225,7 @@ func (r *batchRoom) wait(s *session, n int64) bool {
 		if q = s.batchBytes.Load(); q == 0 || q+n <= maxBatchBytes {
 			return true
 		}
-		s.ring.nudge()
+		s.lanes.nudge()
 		t := time.NewTimer(10 * time.Millisecond) // stop and closed are checked again
 		select {
 		case <-ch:

@@ -51,7 +51,7 @@ func pipelineSession(tb testing.TB, slots, budget int, conns ...net.Conn) (s *se
 		s.stopping.Store(true)
 		s.mode.Store(uint32(bytefrog.ModeShutdown))
 		s.closeStop()
-		s.ring.nudge()
+		s.lanes.nudge()
 		<-s.dataDone
 		active.CompareAndSwap(s, nil)
 	}

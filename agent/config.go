@@ -38,8 +38,9 @@ type Config struct {
 	// FlushInterval is how long a partly filled send buffer may wait for more
 	// events before it is sent. Default 20ms.
 	FlushInterval time.Duration
-	// RingSize is the number of event slots between instrumented code and
-	// the encoder (a power of two). Default 16384.
+	// RingSize is the number of event slots, per P that records, between
+	// instrumented code and the encoder (a power of two, 96 bytes each).
+	// Default 16384.
 	RingSize int
 	// LogLevel is the least severe level logged. Default warn.
 	LogLevel LogLevel
@@ -125,7 +126,7 @@ var options = []option{
 	{"data_connections", "number of data connections, overriding HQ's (0 = HQ's)", intOpt(func(c *Config) *int { return &c.DataConnections }, 0, 64)},
 	{"buffer_budget", "bytes of send buffers, overriding HQ's (0 = HQ's)", intOpt(func(c *Config) *int { return &c.BufferBudget }, 0, 1<<30)},
 	{"flush_interval", "longest wait of a partly filled send buffer (20ms)", durationOpt(func(c *Config) *time.Duration { return &c.FlushInterval })},
-	{"ring_size", "event slots between the traced code and the encoder, a power of two (16384)", intOpt(func(c *Config) *int { return &c.RingSize }, 64, 1<<24)},
+	{"ring_size", "event slots per processor that records, between the traced code and the encoder, a power of two (16384)", intOpt(func(c *Config) *int { return &c.RingSize }, 64, 1<<20)},
 	{"log_level", "debug, info, warn, error or off (warn)", func(c *Config, v string) error {
 		l, err := ParseLogLevel(v)
 		c.LogLevel = l

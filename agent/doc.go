@@ -5,17 +5,20 @@
 // # Event path
 //
 // Instrumented code never writes to a socket and never takes a lock. A
-// recording call loads the active session, checks the mode, reserves the
-// next slot of a multi-producer ring with one atomic add, fills it and
-// publishes it. A single drain goroutine consumes the ring in order; it
-// alone assigns Bytefrog sequence numbers (gap-free by construction),
-// thread ids and first-use mappings, and encodes messages into pooled send
-// buffers, each mapping in the same buffer right before the event that
-// first uses it. Data writers, one per data connection, send full buffers.
-// The pool is bounded by the buffer budget: when every buffer is in flight
-// the drain waits, the ring fills and recording calls wait — back-pressure,
-// never loss, while tracing. Control messages travel on their own
-// connection and queue, ahead of nothing.
+// recording call loads the active session, checks the mode, pins its
+// goroutine to its P while it fills the next slot of that P's lane (a ring
+// with one producer at a time, so no atomic read-modify-write), and
+// publishes the slot. A single drain goroutine merges the lanes, earliest
+// millisecond first, and keeps each thread's events in the order it
+// recorded them when it moves between Ps (see lanes). It alone assigns
+// Bytefrog sequence numbers (gap-free by construction), thread ids and
+// first-use mappings, and encodes messages into pooled send buffers, each
+// mapping in the same buffer right before the event that first uses it.
+// Data writers, one per data connection, send full buffers. The pool is
+// bounded by the buffer budget: when every buffer is in flight the drain
+// waits, the lanes fill and recording calls wait — back-pressure, never
+// loss, while tracing. Control messages travel on their own connection and
+// queue, ahead of nothing.
 //
 // Modes: Pause blocks recording calls until Unpause. Suspend drops events
 // before they take a slot, so no sequence number is consumed, and a

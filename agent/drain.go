@@ -2,6 +2,7 @@ package agent
 
 import (
 	"math"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -98,7 +99,9 @@ type drain struct {
 	curSince  time.Time
 	lastBreak int32
 	broke     bool
-	discard   bool // the run failed: consume slots without sending
+	heads     []uint64 // next index to consume, by lane
+	brk       []uint64 // the pending data break's lane positions; nil when none
+	discard   bool     // the run failed: consume slots without sending
 }
 
 // Bounds on the drain's thread caches; past them the cache starts over and
@@ -115,39 +118,300 @@ func newDrain(s *session) *drain {
 	}
 }
 
-// run consumes the ring until the session stops and every reserved slot
+// run consumes the lanes until the session stops and every reserved slot
 // that will be published has been handled.
 func (d *drain) run() {
 	s := d.s
-	r := s.ring
 	defer s.wg.Done()
 	defer d.finish()
-	h := r.head.Load()
 	for {
-		if h >= s.brk.next.Load() && s.brk.due(h) {
-			d.dataBreak()
+		if d.brk == nil && s.brk.pending.Load() {
+			d.brk = s.brk.first()
 		}
-		sl := r.at(h)
-		if v := atomic.LoadUint32(&sl.hdr); v>>8 == r.lap(h) {
-			d.process(kind(v), sl, r.textAt(h))
-			h++
-			if h&63 == 0 {
-				r.head.Store(h)
-			}
+		if d.step() {
 			continue
 		}
-		r.head.Store(h)
+		if d.brk != nil && d.passed(d.brk) {
+			d.dataBreak()
+			s.brk.pop()
+			d.brk = nil
+			continue
+		}
+		d.saveHeads()
 		d.shipIfDue()
 		if s.stopping.Load() {
 			// Let producers that passed the mode check just before the stop
 			// publish, then finish.
-			if !r.await(h, 2*time.Millisecond) && h == r.tail.Load() {
+			if d.settled(2 * time.Millisecond) {
 				return
 			}
 			continue
 		}
-		r.park(h, d.wait(), s.stopCh)
+		d.park(d.wait())
 	}
+}
+
+// maxRun is the most slots the drain takes from one lane before it looks
+// at the others again.
+const maxRun = 4096
+
+// step consumes a run of slots from the lane whose next published slot is
+// the earliest, up to the first that is later than every other lane's
+// next one. It reports false when no lane has a published slot it may
+// take.
+func (d *drain) step() bool {
+	ls := d.s.lanes
+	all := ls.list()
+	if len(all) > len(d.heads) {
+		d.heads = append(d.heads, make([]uint64, len(all)-len(d.heads))...)
+	}
+	best, bestRel, next := -1, int32(0), int32(math.MaxInt32)
+	for q, l := range all {
+		if l == nil {
+			continue
+		}
+		h := d.heads[q]
+		if d.brk != nil && h >= d.limit(q) {
+			continue
+		}
+		sl := &l.slots[h&ls.mask]
+		if atomic.LoadUint32(&sl.hdr)>>8 != ls.lap(h) {
+			continue
+		}
+		switch r := sl.rel; {
+		case best < 0:
+			best, bestRel = q, r
+		case r < bestRel:
+			next = min(next, bestRel)
+			best, bestRel = q, r
+		default:
+			next = min(next, r)
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	end := d.heads[best] + maxRun
+	if d.brk != nil {
+		end = min(end, d.limit(best))
+	}
+	d.consume(all[best], best, next, end)
+	return true
+}
+
+// consume processes lane q's published slots from its head, before index
+// end, while they are not later than until. Entries and exits of the
+// thread of the previous event, of methods already mapped, are encoded
+// here into the buffer kept in a local: the bulk of any trace.
+func (d *drain) consume(l *lane, q int, until int32, end uint64) {
+	ls := d.s.lanes
+	h := d.heads[q]
+	var buf []byte // d.cur.b while fast is true
+	fast := false
+	for ; h < end; h++ {
+		sl := &l.slots[h&ls.mask]
+		v := atomic.LoadUint32(&sl.hdr)
+		if v>>8 != ls.lap(h) || sl.rel > until {
+			break
+		}
+		if k, m := kind(v), sl.method; fast && !sl.after && sl.thread == d.lastKey &&
+			uint(m) < uint(len(d.methodSent)) && d.methodSent[m] {
+			switch {
+			case k == kindEntry:
+				buf = bytefrog.AppendMethodEntry(buf, sl.rel, d.seq, m, d.lastTid)
+			case k == kindExit && !d.codePulse:
+				buf = bytefrog.AppendMethodExit(buf, sl.rel, d.seq, m, sl.line, d.lastTid)
+			default:
+				goto general
+			}
+			d.seq++
+			d.counted++
+			if len(buf) >= d.full {
+				d.cur.b = buf
+				d.ship()
+				fast = false
+			}
+			if (h+1)&63 == 0 {
+				l.head.Store(h + 1)
+			}
+			continue
+		}
+	general:
+		if fast {
+			d.cur.b = buf
+		}
+		t := &l.texts[h&ls.mask]
+		if sl.after {
+			a := t.after
+			t.after = nil
+			d.heads[q] = h
+			d.pass(a)
+			if d.heads[q] != h { // taken by pass: cannot happen, the positions are earlier
+				h = d.heads[q] - 1
+				fast = false
+				continue
+			}
+		}
+		d.process(kind(v), sl, t)
+		if fast = d.cur != nil && d.lastOK; fast {
+			buf = d.cur.b
+		}
+		if (h+1)&63 == 0 {
+			l.head.Store(h + 1)
+		}
+	}
+	if fast {
+		d.cur.b = buf
+	}
+	d.heads[q] = h
+}
+
+// pass processes every lane named in after (lane, position pairs) up to
+// its position: the events a thread recorded on other lanes before the
+// one about to be processed.
+func (d *drain) pass(after []uint64) {
+	ls := d.s.lanes
+	all := ls.list()
+	if len(all) > len(d.heads) {
+		d.heads = append(d.heads, make([]uint64, len(all)-len(d.heads))...)
+	}
+	for j := 0; j+1 < len(after); j += 2 {
+		q, pos := int(after[j]), after[j+1]
+		if q >= len(all) || all[q] == nil {
+			continue
+		}
+		l := all[q]
+		for d.heads[q] < pos {
+			h := d.heads[q]
+			if !ls.ready(l, h) && !d.await(l, h) {
+				return
+			}
+			sl, t := &l.slots[h&ls.mask], &l.texts[h&ls.mask]
+			if sl.after {
+				a := t.after
+				t.after = nil
+				d.pass(a)
+			}
+			d.process(kind(atomic.LoadUint32(&sl.hdr)), sl, t)
+			d.heads[q] = h + 1
+			if (h+1)&63 == 0 {
+				l.head.Store(h + 1)
+			}
+		}
+	}
+}
+
+// await waits for slot h of lane l, reserved by a producer that is filling
+// it. It reports false if the run fails first.
+func (d *drain) await(l *lane, h uint64) bool {
+	ls := d.s.lanes
+	for spin := 0; !ls.ready(l, h); spin++ {
+		select {
+		case <-d.s.failCh:
+			return false
+		default:
+		}
+		if spin < 16 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	return true
+}
+
+// limit is how far lane q may be consumed before the pending data break.
+// A lane made after the suspension holds only later events.
+func (d *drain) limit(q int) uint64 {
+	if q < len(d.brk) {
+		return d.brk[q]
+	}
+	return 0
+}
+
+// passed reports whether every lane has reached the break at positions
+// pos.
+func (d *drain) passed(pos []uint64) bool {
+	for q, p := range pos {
+		if q < len(d.heads) && d.heads[q] < p || q >= len(d.heads) && p > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// saveHeads tells producers how far each lane has been consumed.
+func (d *drain) saveHeads() {
+	for q, l := range d.s.lanes.list() {
+		if l != nil && q < len(d.heads) {
+			l.head.Store(d.heads[q])
+		}
+	}
+}
+
+// anyReady reports whether some lane has a published slot at its head.
+func (d *drain) anyReady() bool {
+	ls := d.s.lanes
+	for q, l := range ls.list() {
+		if l != nil && (q >= len(d.heads) || ls.ready(l, d.heads[q])) {
+			return true
+		}
+	}
+	return false
+}
+
+// settled waits up to grace for a slot to be published and reports whether
+// every lane is consumed as far as it was reserved, with none published in
+// the meantime.
+func (d *drain) settled(grace time.Duration) bool {
+	deadline := time.Now().Add(grace)
+	for spin := 0; ; spin++ {
+		if d.anyReady() {
+			return false
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		if spin < 16 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+	for q, l := range d.s.lanes.list() {
+		if l != nil && q < len(d.heads) && d.heads[q] != l.published() {
+			return false
+		}
+	}
+	return true
+}
+
+// park is how the drain waits once it has caught up with the producers: it
+// sleeps until the producer of the last slot of a lane's batch wakes it, a
+// producer waits for room, stop closes, or d elapses (d ≤ 0: no limit).
+// Sleeping until a batch is complete, rather than polling the slot a
+// producer is writing, moves each cache line between the cores once.
+func (d *drain) park(wait time.Duration) {
+	ls := d.s.lanes
+	ls.sleeping.Store(1)
+	for q, l := range ls.list() {
+		if l != nil && q < len(d.heads) && ls.ready(l, d.heads[q]|(ls.batch-1)) {
+			ls.sleeping.Store(0)
+			return
+		}
+	}
+	var timeout <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-ls.wake:
+	case <-timeout:
+	case <-d.s.stopCh:
+	}
+	ls.sleeping.Store(0)
 }
 
 // shipIfDue ships the current buffer once it has waited the flush interval.
@@ -172,7 +436,7 @@ func (d *drain) wait() time.Duration {
 
 func (d *drain) finish() {
 	d.ship()
-	d.s.ring.closed.Store(true)
+	d.s.lanes.closed.Store(true)
 	close(d.s.pool.queue)
 }
 
@@ -387,38 +651,35 @@ func (d *drain) dataBreak() {
 	d.s.sendControl(bytefrog.AppendDataBreak(nil, d.seq), true)
 }
 
-// breaks is the queue of ring indexes at which tracing was suspended.
+// breaks is the queue of lane positions (indexed by lane) at which
+// tracing was suspended.
 type breaks struct {
-	mu   sync.Mutex
-	at   []uint64
-	next atomic.Uint64 // first pending index, MaxUint64 when none
+	mu      sync.Mutex
+	at      [][]uint64
+	pending atomic.Bool
 }
 
-func (b *breaks) init() { b.next.Store(math.MaxUint64) }
-
-func (b *breaks) push(i uint64) {
+func (b *breaks) push(pos []uint64) {
 	b.mu.Lock()
-	b.at = append(b.at, i)
-	b.next.Store(b.at[0])
+	b.at = append(b.at, pos)
+	b.pending.Store(true)
 	b.mu.Unlock()
 }
 
-// due reports and consumes a break whose index is ≤ h.
-func (b *breaks) due(h uint64) bool {
-	if b.next.Load() > h {
-		return false
-	}
+// first returns the earliest pending break, nil when none.
+func (b *breaks) first() []uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := 0
-	for n < len(b.at) && b.at[n] <= h {
-		n++
-	}
-	b.at = b.at[n:]
 	if len(b.at) == 0 {
-		b.next.Store(math.MaxUint64)
-	} else {
-		b.next.Store(b.at[0])
+		return nil
 	}
-	return n > 0
+	return b.at[0]
+}
+
+// pop removes the earliest pending break.
+func (b *breaks) pop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.at = b.at[1:]
+	b.pending.Store(len(b.at) > 0)
 }

@@ -348,8 +348,9 @@ func TestInternalPanicEndsRunNotHost(t *testing.T) {
 	h := startHQ(t, nil)
 	a, _ := startAgent(t, h, testConfig(h.Srv.Addr()))
 	s := active.Load()
-	i, _ := s.ring.reserve(1)
-	s.ring.publishLast(s.ring.at(i), s.ring.lap(i)<<8|uint32(kindBatch))
+	l, i, sl, _ := s.lanes.claim(7)
+	sl.after = false
+	s.lanes.commit(l, sl, i, kindBatch)
 	select {
 	case <-a.Done():
 	case <-time.After(10 * time.Second):

@@ -9,3 +9,9 @@ TEXT ·storeRelease(SB), NOSPLIT, $0-12
 	MOVL	BX, 0(AX)
 	RET
 
+
+// func prefetch(p *slot)
+TEXT ·prefetch(SB), NOSPLIT, $0-8
+	MOVQ	p+0(FP), AX
+	PREFETCHT0	0(AX)
+	RET

@@ -3,6 +3,7 @@ package agent
 import (
 	"math/bits"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -37,15 +38,16 @@ type slot struct {
 	method int32
 	exc    int32
 	rel    int32
-	_      int32
+	after  bool   // text.after lists lane positions the drain must pass first
 	thread uint64 // thread key: goid, or hostThreadBit|host thread id
 }
 
-// text holds the strings of a marker or a thread name, beside the slot of
-// the same index so that slots stay small.
+// text holds what a slot rarely needs, beside the slot of the same index
+// so that slots stay small.
 type text struct {
 	key, value string
-	batch      *[]byte // kindBatch: the records, owned by the drain once published
+	batch      *[]byte  // kindBatch: the records, owned by the drain once published
+	after      []uint64 // lane, position pairs: see lanes.after
 }
 
 // hostThreadBit marks thread keys that come from a host (JVM or C thread)
@@ -54,25 +56,41 @@ const hostThreadBit = 1 << 63
 
 const cacheLine = 64
 
-// ring is a multi-producer, single-consumer queue of slots. Producers
-// reserve indexes with one atomic add, which fixes the global order of
-// events; the single drain consumes them in that order. A producer whose
-// index is a whole ring ahead of the drain waits for room: that is the
+// lanes is the queue between instrumented code and the drain: one lane per
+// processor (Go's P) that records, each a ring of slots with one producer
+// at a time. A producer pins its goroutine to its P while it fills a slot,
+// so it reserves an index with a plain load and store: no atomic
+// read-modify-write on the path of every event, which on the cores this
+// runs on costs more than the rest of the event together.
+//
+// The drain merges the lanes. Within a lane, order is the order of
+// recording. Across lanes it takes the earliest millisecond first, and
+// a thread's events keep their order when the thread moves from one P to
+// another: its first event on the new lane carries the position its
+// previous lane had reached, and the drain passes that position first
+// (see after). A producer whose lane is full waits for room: that is the
 // back-pressure that keeps memory bounded while never dropping an event.
-type ring struct {
-	slots []slot
-	texts []text
-	mask  uint64
-	shift uint   // log2(len(slots))
-	batch uint64 // a sleeping drain is woken once per batch slots
-	_     [cacheLine]byte
-	tail  atomic.Uint64 // next index to reserve
-	_     [cacheLine - 8]byte
-	head  atomic.Uint64 // next index the drain consumes
-	_     [cacheLine - 8]byte
+type lanes struct {
+	size  int    // slots per lane, a power of two
+	mask  uint64 // size-1
+	shift uint   // log2(size)
+	batch uint64 // a sleeping drain is woken once per batch slots of a lane
+
+	all atomic.Pointer[[]*lane] // indexed by P id; nil until that P records
+	mu  sync.Mutex              // serializes growth of all
+
+	// last maps a thread key to the lane of its latest event, packed with
+	// a fingerprint of the key (see lastEntry). A thread whose entry names
+	// the lane it records on now costs one load; any other takes the slow
+	// path that computes what it must come after.
+	last []uint64
+	// moved counts events recorded after their thread changed lanes.
+	moved atomic.Int64
+
+	_ [cacheLine]byte
 	// sleeping is 1 while the drain is parked waiting for wake. It has a
 	// cache line of its own, written by the drain when it goes to sleep and
-	// read by the producer of every batch-th slot.
+	// read by the producer of every batch-th slot of a lane.
 	sleeping atomic.Uint32
 	_        [cacheLine - 4]byte
 	// closed is set when no drain will consume any more: producers that
@@ -81,138 +99,239 @@ type ring struct {
 	wake   chan struct{}
 }
 
-// maxDrainBatch is the most slots a sleeping drain leaves to producers
-// before one of them wakes it; a quarter of the ring when that is less.
+// lane is one P's ring.
+type lane struct {
+	slots []slot
+	texts []text
+	id    int
+	mu    sync.Mutex // see acquire
+	_     [cacheLine]byte
+	tail  uint64 // next index to reserve; written by the pinned producer (setTail), read by others atomically
+	room  uint64 // producers reserve below it without loading head: head+size as last loaded
+	_     [cacheLine - 16]byte
+	head  atomic.Uint64 // next index the drain consumes, stored every 64 slots and when it waits
+	_     [cacheLine - 8]byte
+}
+
+// maxDrainBatch is the most slots of a lane a sleeping drain leaves to
+// producers before one of them wakes it; a quarter of the lane when that is
+// less.
 const maxDrainBatch = 1024
 
-func newRing(size int) *ring {
-	return &ring{
-		slots: make([]slot, size),
-		texts: make([]text, size),
+// lastBits is log2 of the number of entries in lanes.last.
+const lastBits = 14
+
+func newLanes(size int) *lanes {
+	ls := &lanes{
+		size:  size,
 		mask:  uint64(size - 1),
 		shift: uint(bits.TrailingZeros(uint(size))),
 		batch: uint64(min(maxDrainBatch, size/4)),
+		last:  make([]uint64, 1<<lastBits),
 		wake:  make(chan struct{}, 1),
 	}
+	all := make([]*lane, runtime.GOMAXPROCS(0))
+	ls.all.Store(&all)
+	return ls
 }
 
-// reserve returns the first of n consecutive indexes, waiting for room.
-// ok is false when the ring closed while waiting; the caller then drops
-// the event without publishing it.
-func (r *ring) reserve(n uint64) (first uint64, ok bool) {
-	first = r.tail.Add(n) - n
-	last := first + n - 1
-	if last-r.head.Load() < uint64(len(r.slots)) {
-		return first, true
+// lane returns the lane of P p, making it on first use. It must not be
+// called pinned: it may allocate and lock.
+func (ls *lanes) lane(p int) *lane {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	all := *ls.all.Load()
+	if p < len(all) && all[p] != nil {
+		return all[p]
 	}
-	return first, r.waitRoom(last)
+	if p >= len(all) {
+		grown := make([]*lane, p+1)
+		copy(grown, all)
+		all = grown
+	} else {
+		all = append([]*lane(nil), all...)
+	}
+	l := &lane{slots: make([]slot, ls.size), texts: make([]text, ls.size), id: p}
+	all[p] = l
+	ls.all.Store(&all)
+	return l
 }
 
-func (r *ring) waitRoom(last uint64) bool {
-	size := uint64(len(r.slots))
-	for spin := 0; last-r.head.Load() >= size; spin++ {
-		if r.closed.Load() {
-			return false
+// list returns the lanes made so far, indexed by P id, with nil holes.
+func (ls *lanes) list() []*lane { return *ls.all.Load() }
+
+// lastEntry packs a thread key's fingerprint with lane p, and gives the
+// index of its entry in last.
+func lastEntry(key uint64, p int) (entry uint64, at int) {
+	h := key * 0x9E3779B97F4A7C15
+	return h&^0xFFFF | uint64(p&0xFFFF), int(h >> (64 - lastBits))
+}
+
+// after is the slow path of a thread whose latest event was not on lane p
+// (or is unknown): it returns the lane positions that everything the thread
+// recorded before has, as lane, position pairs, for the drain to pass
+// before the thread's next event. Called unpinned, before the event's slot
+// is reserved: every earlier event of the thread was published by then.
+func (ls *lanes) after(key uint64, p int) []uint64 {
+	entry, at := lastEntry(key, p)
+	e := atomic.LoadUint64(&ls.last[at])
+	all := ls.list()
+	if e&^0xFFFF == entry&^0xFFFF {
+		// The thread's previous lane is known: only it matters.
+		if q := int(e & 0xFFFF); q < len(all) && all[q] != nil {
+			return []uint64{uint64(q), all[q].published()}
 		}
-		r.nudge()
-		if spin < 64 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(50 * time.Microsecond)
+		return nil
+	}
+	// Unknown: a thread new to the table, or one whose entry another
+	// thread took. Pass every lane as far as it has been reserved.
+	var pos []uint64
+	for q, l := range all {
+		if l != nil {
+			if t := l.published(); t > l.head.Load() {
+				pos = append(pos, uint64(q), t)
+			}
 		}
 	}
-	return true
+	return pos
 }
+
+// published returns the lane's next index to reserve: every index before
+// it is published or about to be.
+func (l *lane) published() uint64 { return atomic.LoadUint64(&l.tail) }
 
 // at returns the slot of index i.
-func (r *ring) at(i uint64) *slot { return &r.slots[i&r.mask] }
-
-// textAt returns the strings of index i.
-func (r *ring) textAt(i uint64) *text { return &r.texts[i&r.mask] }
+func (ls *lanes) at(l *lane, i uint64) *slot { return &l.slots[i&ls.mask] }
 
 // lap is the 24-bit lap number the header of index i carries.
-func (r *ring) lap(i uint64) uint32 { return uint32(i>>r.shift+1) & 0xFFFFFF }
+func (ls *lanes) lap(i uint64) uint32 { return uint32(i>>ls.shift+1) & 0xFFFFFF }
 
-// publish makes slot i, of kind k, visible to the drain. The producer of
-// the last slot of a batch also wakes the drain if it sleeps; the others
-// publish with a plain release store and touch no shared line but the
-// slot's own.
-func (r *ring) publish(s *slot, i uint64, k kind) {
-	v := r.lap(i)<<8 | uint32(k)
-	if !r.closesBatch(i) {
+// ready reports whether slot i of lane l has been published.
+func (ls *lanes) ready(l *lane, i uint64) bool {
+	return atomic.LoadUint32(&l.slots[i&ls.mask].hdr)>>8 == ls.lap(i)
+}
+
+// publish makes slot i of a lane, of kind k, visible to the drain. The
+// producer of the last slot of a batch also wakes the drain if it sleeps;
+// the others publish with a plain release store and touch no shared line
+// but the slot's own.
+func (ls *lanes) publish(s *slot, i uint64, k kind) {
+	v := ls.lap(i)<<8 | uint32(k)
+	if i&(ls.batch-1) != ls.batch-1 {
 		storeRelease(&s.hdr, v)
 		return
 	}
-	r.publishLast(s, v)
+	ls.publishLast(s, v)
 }
 
 // publishLast publishes the last slot of a batch with header v and wakes
 // the drain if it sleeps. The store is sequentially consistent, so that the
 // load of sleeping is not ordered before it: either the drain sees the
 // slot or this sees the drain asleep.
-func (r *ring) publishLast(s *slot, v uint32) {
+func (ls *lanes) publishLast(s *slot, v uint32) {
 	atomic.StoreUint32(&s.hdr, v)
-	if r.sleeping.Load() != 0 {
-		r.nudge()
+	if ls.sleeping.Load() != 0 {
+		ls.nudge()
 	}
 }
 
-// closesBatch reports whether index i is the last of a batch.
-func (r *ring) closesBatch(i uint64) bool { return i&(r.batch-1) == r.batch-1 }
-
-func (r *ring) nudge() {
-	if r.sleeping.CompareAndSwap(1, 0) {
+func (ls *lanes) nudge() {
+	if ls.sleeping.CompareAndSwap(1, 0) {
 		select {
-		case r.wake <- struct{}{}:
+		case ls.wake <- struct{}{}:
 		default:
 		}
 	}
 }
 
-// ready reports whether slot i has been published.
-func (r *ring) ready(i uint64) bool { return atomic.LoadUint32(&r.at(i).hdr)>>8 == r.lap(i) }
-
-// park is how the drain waits once it has caught up with the producers: it
-// sleeps until the producer of the last slot of i's batch wakes it, a
-// producer waits for room, stop closes, or d elapses (d ≤ 0: no limit).
-// Sleeping until a batch is complete, rather than polling the slot a
-// producer is writing, moves each cache line between the cores once.
-func (r *ring) park(i uint64, d time.Duration, stop <-chan struct{}) {
-	end := i | (r.batch - 1)
-	r.sleeping.Store(1)
-	if r.ready(end) {
-		r.sleeping.Store(0)
-		return
-	}
-	var timeout <-chan time.Time
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case <-r.wake:
-	case <-timeout:
-	case <-stop:
-	}
-	r.sleeping.Store(0)
+// hasRoom reloads the drain's head of lane l for its pinned producer and
+// reports whether index i fits.
+func (ls *lanes) hasRoom(l *lane, i uint64) bool {
+	l.room = l.head.Load() + uint64(ls.size)
+	return i < l.room
 }
 
-// await polls until slot i is published or d elapses, for a drain that
-// knows a producer is about to publish it. It reports whether it was.
-func (r *ring) await(i uint64, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for spin := 0; ; spin++ {
-		if r.ready(i) {
-			return true
-		}
-		if time.Now().After(deadline) {
+// waitRoom waits, unpinned, until lane l is no longer full. It reports
+// false when the drain has ended.
+func (ls *lanes) waitRoom(l *lane) bool {
+	size := uint64(ls.size)
+	for spin := 0; l.published()-l.head.Load() >= size; spin++ {
+		if ls.closed.Load() {
 			return false
 		}
-		if spin < 16 {
+		ls.nudge()
+		if spin < 64 {
 			runtime.Gosched()
 		} else {
-			time.Sleep(20 * time.Microsecond)
+			time.Sleep(50 * time.Microsecond)
 		}
 	}
+	return !ls.closed.Load()
+}
+
+// claim pins the calling goroutine to its P and reserves the next slot of
+// that P's lane for thread key. It returns with the goroutine still pinned:
+// the caller fills the slot and calls commit. ok is false, unpinned, when
+// the drain has ended. It is the path of everything but the fixed-size
+// events, which recordOn writes out inline.
+func (ls *lanes) claim(key uint64) (l *lane, i uint64, sl *slot, ok bool) {
+	var after []uint64
+	computed := false
+	for {
+		p := procPin()
+		all := ls.list()
+		if p >= len(all) || all[p] == nil {
+			procUnpin()
+			ls.lane(p)
+			continue
+		}
+		l = all[p]
+		l.acquire()
+		i = loadTail(l)
+		if i >= l.room && !ls.hasRoom(l, i) {
+			l.release()
+			procUnpin()
+			if !ls.waitRoom(l) {
+				return nil, 0, nil, false
+			}
+			continue
+		}
+		entry, at := lastEntry(key, p)
+		if atomic.LoadUint64(&ls.last[at]) != entry {
+			if !computed {
+				l.release()
+				procUnpin()
+				after, computed = ls.after(key, p), true
+				continue
+			}
+			atomic.StoreUint64(&ls.last[at], entry)
+		}
+		sl = &l.slots[i&ls.mask]
+		sl.after = len(after) > 0
+		if sl.after {
+			l.texts[i&ls.mask].after = after
+			ls.moved.Add(1)
+		}
+		setTail(l, i+1)
+		return l, i, sl, true
+	}
+}
+
+// commit publishes a slot of lane l reserved by claim and unpins.
+func (ls *lanes) commit(l *lane, sl *slot, i uint64, k kind) {
+	ls.publish(sl, i, k)
+	l.release()
+	procUnpin()
+}
+
+// positions returns how far each lane has been reserved, indexed by lane.
+func (ls *lanes) positions() []uint64 {
+	all := ls.list()
+	pos := make([]uint64, len(all))
+	for q, l := range all {
+		if l != nil {
+			pos[q] = l.published()
+		}
+	}
+	return pos
 }

@@ -32,7 +32,7 @@ type session struct {
 	// goroutines write often.
 	mode  atomic.Uint32 // bytefrog.Mode
 	clock atomic.Int32  // ms since Start
-	ring  *ring
+	lanes *lanes
 	_     [cacheLine]byte
 
 	cfg     Config
@@ -100,7 +100,6 @@ func newSession(cfg Config, log *logger) *session {
 		dataDone: make(chan struct{}),
 	}
 	s.mode.Store(uint32(bytefrog.ModeInitializing))
-	s.brk.init()
 	return s
 }
 
@@ -407,8 +406,8 @@ func (s *session) command(m *bytefrog.Msg) error {
 			s.startSuspended = true
 		case bytefrog.ModeTracing:
 			s.setMode(bytefrog.ModeSuspended)
-			s.brk.push(s.ring.tail.Load())
-			s.ring.nudge()
+			s.brk.push(s.lanes.positions())
+			s.lanes.nudge()
 		case bytefrog.ModeSuspended, bytefrog.ModeShutdown:
 		default:
 			return bad()
@@ -499,7 +498,7 @@ func (s *session) beginTracing() error {
 // startPipeline starts the ring, the drain, one writer per data connection
 // and the clock.
 func (s *session) startPipeline(budget int) {
-	s.ring = newRing(s.cfg.RingSize)
+	s.lanes = newLanes(s.cfg.RingSize)
 	s.pool = newBufPool(budget)
 	s.begin = time.Now()
 	s.beginMono = MonoNow()
@@ -619,7 +618,7 @@ func (s *session) fail(err error) {
 		for _, c := range s.data {
 			c.Close()
 		}
-		if s.ring == nil {
+		if s.lanes == nil {
 			s.endData()
 		}
 	})
@@ -638,10 +637,10 @@ func (s *session) stop(ctx context.Context) error {
 	if !s.stopping.Swap(true) {
 		s.unpause(bytefrog.ModeShutdown)
 		s.closeStop()
-		if s.ring == nil {
+		if s.lanes == nil {
 			s.endData()
 		} else {
-			s.ring.nudge()
+			s.lanes.nudge()
 		}
 	}
 	select {
