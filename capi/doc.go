@@ -42,18 +42,30 @@
 //
 // Records reach the agent by SubmitBatch, one Go crossing per buffer (the
 // batch is cut into pieces of at most a quarter of the agent's ring, so a
-// batch always fits in it). Each thread's buffer has a mutex that only the
-// hand-over paths take:
+// batch always fits in it), and never from a recording thread's full
+// buffer: that thread does not call into Go (no cgo callback, no wait for a
+// Go P, no SubmitBatch on the application's thread). Each thread's buffer
+// has a mutex that only the hand-over paths take:
 //
-//   - the owner, when its buffer is full: it hands over [sent, pos) and
-//     rewinds to 0;
+//   - the owner, when its buffer is full: it pushes the buffer, with the
+//     range [sent, pos) and its thread key, on a lock-free queue and goes
+//     on in a spare buffer. One Go goroutine, started with the run, sleeps
+//     in C (a condition variable) while the queue is empty; it hands the
+//     queued buffers to the agent, oldest first, and puts them back on the
+//     spare list. At most 16 buffers wait: an owner that finds no spare
+//     then sleeps until one comes back (back-pressure; nothing is dropped
+//     while a run is on). Without a run the records are dropped in place,
+//     as before any queueing;
 //   - a flusher (the Go timer every 50 ms, tadpole_flush, tadpole_stop): it
 //     hands over [sent, pos) as published by the owner's release store and
 //     advances sent, without rewinding — the owner may be writing past pos.
 //
-// So a flusher never reads bytes the owner is writing, and the owner's fast
-// path never waits for a flusher. An idle thread's events reach HQ within
-// the flush period plus the agent's flush_interval.
+// Every hand-over holds one submit mutex, and a flusher drains the queue
+// while it holds the thread's mutex before it hands over the open buffer,
+// so a thread's records reach the agent in order. A flusher never reads
+// bytes the owner is writing, and the owner's fast path never waits for a
+// flusher. An idle thread's events reach HQ within the flush period plus
+// the agent's flush_interval.
 //
 // A thread that exits (pthread key destructor) does not call into Go: the
 // Go runtime's own key destructor may already have released the thread's M.
@@ -116,8 +128,11 @@
 //
 // tadpole_start loads the configuration (defaults, TADPOLE_* variables, the
 // options string), starts the agent, opens a session generation and starts
-// the clock and flush timers. tadpole_stop stops publishing the tracing mode
-// (recording calls then return TADPOLE_ENOTCONN), hands every buffer over,
-// shuts the agent down and frees the orphans. Start after stop begins a new
+// the clock and flush timers and the drain. tadpole_stop stops publishing the
+// tracing mode (recording calls then return TADPOLE_ENOTCONN), stops the
+// drain, hands every buffer over (queued ones first), shuts the agent down
+// and frees the orphans; while HQ keeps the run paused the buffered records
+// are not handed over (the drain's wait ends with the agent's shutdown), so
+// stop never waits for HQ to unpause. Start after stop begins a new
 // run; handles stay valid.
 package capi

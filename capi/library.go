@@ -41,9 +41,10 @@ type library struct {
 	agent    *agent.Agent
 	quit     chan struct{}
 	timers   sync.WaitGroup
-	maxBatch atomic.Int32 // records per SubmitBatch call
-	wakeR    *os.File     // read end of the early-flush pipe
-	wakeW    int          // its write end, used by the C side
+	drains   sync.WaitGroup // the drain goroutine
+	maxBatch atomic.Int32   // records per SubmitBatch call
+	wakeR    *os.File       // read end of the early-flush pipe
+	wakeW    int            // its write end, used by the C side
 }
 
 var lib library
@@ -107,6 +108,9 @@ func start(opts string) error {
 	lib.agent = a
 	lib.maxBatch.Store(int32(max(cfg.RingSize/batchShare, 1)))
 	C.tp_begin()
+	C.tp_drain_quit(0)
+	lib.drains.Add(1)
+	go lib.drain()
 	publishMode(true)
 	lib.quit = make(chan struct{})
 	lib.timers.Add(2)
@@ -169,19 +173,35 @@ func stop() error {
 }
 
 // end stops recording, hands every buffer over, and shuts the agent down.
-// lib.mu is held.
+// While HQ keeps the run paused, the drain may be waiting in
+// agent.SubmitBatch for the pause to end: the agent's shutdown ends it, and
+// what the threads buffered is not handed over. lib.mu is held.
 func (l *library) end(ctx context.Context) error {
 	publishMode(false)
 	close(l.quit)
+	C.tp_drain_quit(1)
 	l.closeWake()
 	l.timers.Wait()
 	if agent.CurrentMode() != bytefrog.ModePaused {
+		l.drains.Wait()
 		C.tp_flush_all(0)
 	}
 	err := l.agent.Shutdown(ctx)
+	l.drains.Wait()
 	C.tp_end()
 	l.agent = nil
 	return err
+}
+
+// drain hands the buffers threads filled to the agent: the C side queues
+// a full buffer instead of calling into Go from the recording thread. It
+// sleeps in C (tp_drain_wait) while the queue is empty, until end.
+func (l *library) drain() {
+	defer l.drains.Done()
+	defer survive("drain")
+	for C.tp_drain_wait() == 0 {
+		C.tp_drain()
+	}
 }
 
 // tickClock refreshes the C event clock until the run ends.

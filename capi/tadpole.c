@@ -71,6 +71,51 @@ static _Atomic int tp_running;      /* between tp_begin and tp_end */
 static _Atomic uint64_t tp_next_key = 1;
 
 /*
+ * struct tp_buf is an event buffer: the bytes a thread records into and,
+ * while it waits in the full queue for the Go drain, which of them to hand
+ * over under which thread key. Buffers are interchangeable: a thread whose
+ * buffer fills queues it and goes on in a spare one.
+ */
+struct tp_buf {
+	struct tp_buf *next; /* in the full queue or the spare list */
+	uint64_t key;        /* queued: the thread key of the records */
+	uint32_t from, to;   /* queued: the records to hand over */
+	uint32_t gen;        /* queued: their session generation */
+	_Alignas(TP_ALIGN) unsigned char data[TP_BUF_SIZE + TP_BUF_SLACK];
+};
+
+/*
+ * The full queue: a thread whose buffer fills pushes it here (lock-free,
+ * newest first) instead of calling into Go, and takes a spare buffer. One
+ * Go goroutine (tp_drain_wait, tp_drain) takes the queue, hands the buffers
+ * to the agent oldest first and puts them back on the spare list. Every
+ * hand-over to the agent (the drain, flushes, the Go path of tp_log) holds
+ * tp_submit_mu, and a flush of a thread's open buffer first drains the
+ * queue while it holds the thread's mu: a thread's records reach the agent
+ * in order. At most TP_QUEUE_MAX buffers wait for the drain; a thread that
+ * finds none spare then waits (back-pressure, nothing is dropped).
+ *
+ * Lock order: tp_submit_mu, tp_reg_mu, a thread's mu, tp_q_mu.
+ */
+#define TP_QUEUE_MAX 16
+/* How long a thread waiting for a spare buffer sleeps before it checks
+ * that the run is still on (ns). */
+#define TP_SPARE_WAIT_NS 10000000
+static _Atomic(struct tp_buf *) tp_full;
+static _Atomic int tp_queued; /* buffers pushed and not yet put back */
+static pthread_mutex_t tp_submit_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Under tp_q_mu: the spare list, and the sleeps of the drain (tp_q_cv) and
+ * of threads waiting for a spare buffer (tp_spare_cv). */
+static pthread_mutex_t tp_q_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tp_q_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t tp_spare_cv;
+static struct tp_buf *tp_spares;
+static int tp_spare_len;
+static int tp_spare_waiters;
+static _Atomic int tp_drain_sleeping; /* the drain waits on tp_q_cv */
+static _Atomic int tp_drain_stop;     /* tp_drain_wait returns -1 */
+
+/*
  * struct tp_thread is one OS thread's state; the thread-local variable
  * tp_self points to it. The owner thread appends records at pos without a
  * lock and publishes them with a release store of pos. A flusher (the Go
@@ -83,7 +128,8 @@ struct tp_thread {
 	/* Written by the owner only. */
 	uint32_t ok_epoch;    /* the epoch this thread last checked in at */
 	_Atomic uint32_t pos; /* end of the records written; flushers load it */
-	unsigned char *buf;   /* TP_BUF_SIZE bytes; set under mu */
+	unsigned char *buf;   /* bh->data, TP_BUF_SIZE bytes; set under mu */
+	struct tp_buf *bh;    /* the buffer; NULL while waiting for a spare */
 
 	/* Under mu (owner and flushers). */
 	pthread_mutex_t mu;
@@ -135,6 +181,11 @@ static void tp_atfork_child(void);
 
 __attribute__((constructor)) static void tp_init(void) {
 	tp_key_ok = pthread_key_create(&tp_key, tp_thread_exit) == 0;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&tp_spare_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_atfork(NULL, NULL, tp_atfork_child);
 }
 
@@ -152,6 +203,118 @@ static int64_t tp_mono_ns(void) {
 }
 
 static inline uint32_t tp_align(uint32_t n) { return (n + TP_ALIGN - 1) & ~(uint32_t)(TP_ALIGN - 1); }
+
+/* tp_spare_take returns a spare buffer, or a new one while fewer than
+ * TP_QUEUE_MAX wait for the drain; NULL when the caller must wait (or out
+ * of memory). It never blocks. */
+static struct tp_buf *tp_spare_take(void) {
+	pthread_mutex_lock(&tp_q_mu);
+	struct tp_buf *b = tp_spares;
+	if (b != NULL) {
+		tp_spares = b->next;
+		tp_spare_len--;
+	}
+	pthread_mutex_unlock(&tp_q_mu);
+	if (b == NULL && atomic_load(&tp_queued) <= TP_QUEUE_MAX)
+		b = malloc(sizeof *b);
+	return b;
+}
+
+/* tp_spare_put puts the n buffers of list (linked by next) on the spare
+ * list, freeing those beyond TP_QUEUE_MAX spares, and wakes the threads
+ * waiting for one; queued of them came from the full queue. */
+static void tp_spare_put(struct tp_buf *list, int queued) {
+	pthread_mutex_lock(&tp_q_mu);
+	while (list != NULL) {
+		struct tp_buf *b = list;
+		list = b->next;
+		if (tp_spare_len >= TP_QUEUE_MAX) {
+			free(b);
+			continue;
+		}
+		b->next = tp_spares;
+		tp_spares = b;
+		tp_spare_len++;
+	}
+	atomic_fetch_sub(&tp_queued, queued);
+	if (tp_spare_waiters > 0)
+		pthread_cond_broadcast(&tp_spare_cv);
+	pthread_mutex_unlock(&tp_q_mu);
+}
+
+/* tp_live reports whether records of generation gen may reach the agent. */
+static int tp_live(uint32_t gen) { return gen == atomic_load(&tp_gen) && atomic_load(&tp_running); }
+
+/* tp_drain_locked hands every queued buffer to the agent, oldest first,
+ * and puts them back on the spare list; buffers of an ended session are
+ * put back unsent. tp_submit_mu is held. It returns the number of buffers
+ * taken. */
+static int tp_drain_locked(void) {
+	struct tp_buf *l = atomic_exchange(&tp_full, NULL);
+	if (l == NULL)
+		return 0;
+	struct tp_buf *fifo = NULL;
+	int n = 0;
+	while (l != NULL) {
+		struct tp_buf *b = l;
+		l = b->next;
+		b->next = fifo;
+		fifo = b;
+		n++;
+	}
+	for (struct tp_buf *b = fifo; b != NULL; b = b->next)
+		if (b->to > b->from && tp_live(b->gen))
+			tadpoleGoSubmit(b->key, b->data + b->from, (size_t)(b->to - b->from), NULL, 0);
+	tp_spare_put(fifo, n);
+	return n;
+}
+
+/* tp_full_push queues b for the drain and wakes the drain if it sleeps. */
+static void tp_full_push(struct tp_buf *b) {
+	atomic_fetch_add(&tp_queued, 1);
+	struct tp_buf *head = atomic_load_explicit(&tp_full, memory_order_relaxed);
+	do {
+		b->next = head;
+	} while (!atomic_compare_exchange_weak(&tp_full, &head, b));
+	/* Seen after the push: a drain going to sleep sets the flag, then
+	 * looks at the queue (both sequentially consistent). */
+	if (atomic_load(&tp_drain_sleeping)) {
+		pthread_mutex_lock(&tp_q_mu);
+		pthread_cond_signal(&tp_q_cv);
+		pthread_mutex_unlock(&tp_q_mu);
+	}
+}
+
+/* tp_spare_wait waits for a spare buffer after the caller queued one (so
+ * that one at least comes back). Should the run end meanwhile with buffers
+ * left in the queue (no drain to put them back), it puts them back itself;
+ * the agent gets none of them then, as the run is over. */
+static struct tp_buf *tp_spare_wait(void) {
+	for (;;) {
+		struct tp_buf *b = tp_spare_take();
+		if (b != NULL)
+			return b;
+		pthread_mutex_lock(&tp_q_mu);
+		if (tp_spares == NULL) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += TP_SPARE_WAIT_NS;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			tp_spare_waiters++;
+			pthread_cond_timedwait(&tp_spare_cv, &tp_q_mu, &ts);
+			tp_spare_waiters--;
+		}
+		pthread_mutex_unlock(&tp_q_mu);
+		if (!atomic_load(&tp_running) && atomic_load(&tp_full) != NULL &&
+		    pthread_mutex_trylock(&tp_submit_mu) == 0) {
+			tp_drain_locked();
+			pthread_mutex_unlock(&tp_submit_mu);
+		}
+	}
+}
 
 /* tp_utf8_len is the length of s capped at max bytes, cut at a UTF-8
  * character boundary. */
@@ -204,7 +367,7 @@ static struct tp_thread *tp_thread_get(void) {
 	if (TP_LIKELY(t != NULL))
 		return t;
 	int forked = atomic_load(&tp_forked);
-	unsigned char *buf = NULL;
+	struct tp_buf *bh = NULL;
 	if (!forked) {
 		pthread_mutex_lock(&tp_reg_mu);
 		t = tp_pool;
@@ -215,14 +378,15 @@ static struct tp_thread *tp_thread_get(void) {
 		pthread_mutex_unlock(&tp_reg_mu);
 	}
 	if (t != NULL) {
-		buf = t->buf;
+		bh = t->bh;
 		pthread_mutex_destroy(&t->mu);
 		memset(t, 0, sizeof *t);
 	} else if ((t = calloc(1, sizeof *t)) == NULL) {
 		return NULL;
 	}
 	pthread_mutex_init(&t->mu, NULL);
-	t->buf = buf; /* its records belong to no session: gen 0 */
+	t->bh = bh; /* its records belong to no session: gen 0 */
+	t->buf = bh != NULL ? bh->data : NULL;
 	t->ok_epoch = TP_EPOCH_NEVER;
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->key = atomic_fetch_add(&tp_next_key, 1);
@@ -244,7 +408,10 @@ static struct tp_thread *tp_thread_get(void) {
 
 static void tp_free_thread(struct tp_thread *t) {
 	pthread_mutex_destroy(&t->mu);
-	free(t->buf);
+	if (t->bh != NULL) {
+		t->bh->next = NULL;
+		tp_spare_put(t->bh, 0);
+	}
 	free(t);
 }
 
@@ -316,17 +483,49 @@ static int tp_current(struct tp_thread *t) {
 	return t->gen == atomic_load(&tp_gen) && atomic_load(&tp_running);
 }
 
-/* tp_rewind hands the owner's unsent records over and rewinds its buffer. */
+/* tp_rewind gives the owner's unsent records to the agent and starts an
+ * empty buffer: the full one goes to the queue for the Go drain, and a
+ * spare one replaces it (the thread waits for one when TP_QUEUE_MAX wait
+ * already). Without a run the records are dropped; should no buffer be
+ * had at all (out of memory), they are handed over at once, through Go. */
 static int tp_rewind(struct tp_thread *t) {
 	int rc = 0;
 	pthread_mutex_lock(&t->mu);
 	uint32_t pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
-	if (tp_current(t))
+	if (!tp_current(t) || pos <= t->sent) {
+		t->sent = 0;
+		atomic_store_explicit(&t->pos, 0, memory_order_relaxed);
+		pthread_mutex_unlock(&t->mu);
+		return 0;
+	}
+	struct tp_buf *nb = tp_spare_take();
+	if (nb == NULL && atomic_load(&tp_queued) == 0) {
 		rc = tp_hand_over(t, t->sent, pos, t->err, sizeof t->err);
+		t->sent = 0;
+		atomic_store_explicit(&t->pos, 0, memory_order_relaxed);
+		pthread_mutex_unlock(&t->mu);
+		return rc;
+	}
+	struct tp_buf *b = t->bh;
+	b->key = t->key;
+	b->from = t->sent;
+	b->to = pos;
+	b->gen = t->gen;
+	tp_full_push(b);
 	t->sent = 0;
 	atomic_store_explicit(&t->pos, 0, memory_order_relaxed);
+	t->bh = nb;
+	t->buf = nb != NULL ? nb->data : NULL;
 	pthread_mutex_unlock(&t->mu);
-	return rc;
+	if (nb == NULL) {
+		/* Flushers skip the thread meanwhile: it has no buffer. */
+		nb = tp_spare_wait();
+		pthread_mutex_lock(&t->mu);
+		t->bh = nb;
+		t->buf = nb->data;
+		pthread_mutex_unlock(&t->mu);
+	}
+	return 0;
 }
 
 static inline void tp_put_header(unsigned char *r, uint8_t kind, uint8_t flags, uint16_t line, int32_t m,
@@ -367,8 +566,12 @@ static int tp_check_in(struct tp_thread *t, uint32_t epoch) {
 	uint32_t gen = atomic_load(&tp_gen);
 	if (t->gen != gen || t->buf == NULL) {
 		pthread_mutex_lock(&t->mu);
-		if (t->buf == NULL)
-			t->buf = malloc(TP_BUF_SIZE + TP_BUF_SLACK);
+		if (t->buf == NULL) {
+			t->bh = tp_spare_take();
+			if (t->bh == NULL)
+				t->bh = malloc(sizeof *t->bh);
+			t->buf = t->bh != NULL ? t->bh->data : NULL;
+		}
 		t->sent = 0;
 		atomic_store_explicit(&t->pos, 0, memory_order_relaxed);
 		t->gen = gen;
@@ -631,9 +834,12 @@ static int tp_log(int32_t h, int level, const char *level_name, const char *msg,
 		tp_commit_log(t, ln + 1 + mn);
 		return TADPOLE_OK;
 	}
-	/* Hand the thread's records over first, in the same crossing, so that
-	 * the record keeps its place among the thread's events. */
+	/* Hand the thread's records over first (the queued ones, then the
+	 * open buffer's in the same crossing), so that the record keeps its
+	 * place among the thread's events. */
+	pthread_mutex_lock(&tp_submit_mu);
 	pthread_mutex_lock(&t->mu);
+	tp_drain_locked();
 	uint32_t pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
 	uint32_t from = tp_current(t) ? t->sent : pos;
 	int rc = tadpoleGoLog(t->key, t->buf + from, (size_t)(pos - from), h, level, (char *)level_name, (char *)msg,
@@ -641,6 +847,7 @@ static int tp_log(int32_t h, int level, const char *level_name, const char *msg,
 	t->sent = 0;
 	atomic_store_explicit(&t->pos, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&t->mu);
+	pthread_mutex_unlock(&tp_submit_mu);
 	return rc;
 }
 
@@ -933,6 +1140,7 @@ void tp_begin(void) {
 }
 
 void tp_end(void) {
+	pthread_mutex_lock(&tp_submit_mu);
 	pthread_mutex_lock(&tp_reg_mu);
 	atomic_store(&tp_running, 0);
 	while (tp_orphans != NULL) {
@@ -942,6 +1150,8 @@ void tp_end(void) {
 	}
 	tp_orphan_len = 0;
 	pthread_mutex_unlock(&tp_reg_mu);
+	tp_drain_locked(); /* not running: puts them back unsent */
+	pthread_mutex_unlock(&tp_submit_mu);
 }
 
 void tp_set_wake_fd(int fd) {
@@ -969,9 +1179,12 @@ int tp_flush_all(int skip_paused) {
 	int n = 0;
 	if (atomic_load(&tp_forked))
 		return 0;
+	pthread_mutex_lock(&tp_submit_mu);
 	pthread_mutex_lock(&tp_reg_mu);
-	if (!atomic_load(&tp_running)) {
+	if (!atomic_load(&tp_running) ||
+	    (skip_paused && TP_EPOCH_MODE(atomic_load(&tp_epoch)) == TP_MODE_PAUSED)) {
 		pthread_mutex_unlock(&tp_reg_mu);
+		pthread_mutex_unlock(&tp_submit_mu);
 		return 0;
 	}
 	uint32_t gen = atomic_load(&tp_gen);
@@ -979,6 +1192,10 @@ int tp_flush_all(int skip_paused) {
 		if (skip_paused && TP_EPOCH_MODE(atomic_load(&tp_epoch)) == TP_MODE_PAUSED)
 			break;
 		pthread_mutex_lock(&t->mu);
+		/* The thread's queued buffers go first: they hold its older
+		 * records. */
+		if (atomic_load(&tp_full) != NULL)
+			n += tp_drain_locked();
 		if (t->buf != NULL && t->gen == gen) {
 			uint32_t pos = atomic_load_explicit(&t->pos, memory_order_acquire);
 			if (pos > t->sent) {
@@ -995,6 +1212,9 @@ int tp_flush_all(int skip_paused) {
 		}
 		pthread_mutex_unlock(&t->mu);
 	}
+	/* Exited threads queued their last full buffers before they exited. */
+	if (!(skip_paused && TP_EPOCH_MODE(atomic_load(&tp_epoch)) == TP_MODE_PAUSED))
+		n += tp_drain_locked();
 	struct tp_thread *o = tp_orphans;
 	tp_orphans = NULL;
 	tp_orphan_len = 0;
@@ -1009,5 +1229,30 @@ int tp_flush_all(int skip_paused) {
 		o = next;
 	}
 	pthread_mutex_unlock(&tp_reg_mu);
+	pthread_mutex_unlock(&tp_submit_mu);
 	return n;
+}
+
+int tp_drain_wait(void) {
+	pthread_mutex_lock(&tp_q_mu);
+	atomic_store(&tp_drain_sleeping, 1);
+	while (atomic_load(&tp_full) == NULL && !atomic_load(&tp_drain_stop))
+		pthread_cond_wait(&tp_q_cv, &tp_q_mu);
+	atomic_store(&tp_drain_sleeping, 0);
+	pthread_mutex_unlock(&tp_q_mu);
+	return atomic_load(&tp_drain_stop) ? -1 : 0;
+}
+
+int tp_drain(void) {
+	pthread_mutex_lock(&tp_submit_mu);
+	int n = tp_drain_locked();
+	pthread_mutex_unlock(&tp_submit_mu);
+	return n;
+}
+
+void tp_drain_quit(int quit) {
+	pthread_mutex_lock(&tp_q_mu);
+	atomic_store(&tp_drain_stop, quit);
+	pthread_cond_broadcast(&tp_q_cv);
+	pthread_mutex_unlock(&tp_q_mu);
 }

@@ -3,7 +3,9 @@ package hq_test
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/hq"
@@ -95,4 +97,88 @@ func benchIngest(b *testing.B, chunks [][]byte, n, k int, file string) {
 	if fileSize > 0 {
 		b.ReportMetric(float64(fileSize)/float64(n), "file-B/event")
 	}
+}
+
+// benchMarkers is the size of one run of BenchmarkIngestMarkers.
+const benchMarkers = 500_000
+
+// markerTraffic is what the JVM agent sends for java.util.logging records:
+// markers "log:<logger>" = "<level> <message>" (60–100 bytes on the wire)
+// from a few loggers and threads, in agent buffers of about 64 KiB.
+var markerTraffic = sync.OnceValue(func() []byte {
+	g := hqtest.NewGen(bytefrog.FlavorBytefrog)
+	loggers := []string{"log:bench.jul", "log:com.example.orders", "log:com.example.http.server", "log:app"}
+	levels := []string{"INFO", "WARNING", "FINE", "SEVERE"}
+	var b []byte
+	for i := range benchMarkers {
+		if i%1000 == 0 {
+			g.RelTime++
+		}
+		g.Marker(loggers[i%len(loggers)], fmt.Sprintf("%s benchmark record %d of the run", levels[i%7%len(levels)], i))
+		if g.Len() >= 64<<10 {
+			b = append(b, g.Take()...)
+		}
+	}
+	return append(b, g.Take()...)
+})
+
+// BenchmarkIngestMarkers measures HQ's cost per marker (the JVM agent's
+// log records) through the whole ingest path over loopback: parse,
+// reorder, analysis (counts, last markers) and the trace file (s2, or
+// nofile: none written, as the JVM benchmarks run HQ). One iteration is one
+// run of benchMarkers markers; cpu-ns/marker is the process's CPU time
+// (HQ's goroutines and the in-process sender) per marker.
+func BenchmarkIngestMarkers(b *testing.B) {
+	for _, file := range []string{"s2", "nofile"} {
+		b.Run(file, func(b *testing.B) { benchMarkerRuns(b, file) })
+	}
+}
+
+func benchMarkerRuns(b *testing.B, file string) {
+	data := markerTraffic()
+	srv := start(b, func(c *hq.Config) {
+		if file == "nofile" {
+			c.TraceDir = ""
+		}
+	})
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	b.ResetTimer()
+	runtime.ReadMemStats(&ms0)
+	cpu0 := cpuTime()
+	for range b.N {
+		a := dial(b, srv, bytefrog.Version1)
+		expect(b, a, bytefrog.MsgStart)
+		run := nextRun(b, srv)
+		if _, err := a.OpenData(); err != nil {
+			b.Fatal(err)
+		}
+		if err := a.Write(0, data); err != nil {
+			b.Fatal(err)
+		}
+		must(b, a.Shutdown(false))
+		rep := wait(b, run)
+		if !rep.OK || rep.Markers != benchMarkers {
+			b.Fatalf("run: %s, %d markers; want %d", rep.Result(), rep.Markers, benchMarkers)
+		}
+		if rep.TraceFile != "" {
+			os.Remove(rep.TraceFile)
+		}
+	}
+	n := float64(b.N * benchMarkers)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/marker")
+	b.ReportMetric(float64(cpuTime()-cpu0)/n, "cpu-ns/marker")
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/n, "allocs/marker")
+	b.ReportMetric(0, "ns/op")
+}
+
+// cpuTime is the process's user and system CPU time in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -360,8 +360,8 @@ func (c *core) route(conn uint16, raw []byte) {
 	}
 }
 
-// emit releases one sequenced event.
-func (c *core) emit(raw []byte) {
+// emit releases one sequenced event, which lies in s.
+func (c *core) emit(s *slab, raw []byte) {
 	m := &c.m
 	if !decodeEvent(c.cc.dialect, m, raw) {
 		if _, err := c.cc.dialect.Parse(m, raw); err != nil {
@@ -369,7 +369,7 @@ func (c *core) emit(raw []byte) {
 			return
 		}
 	}
-	c.st.event(m, c.firstUnmapped)
+	c.st.event(m, s, c.firstUnmapped)
 	for _, p := range c.procs {
 		p.Message(m)
 	}

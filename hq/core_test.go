@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -126,5 +127,35 @@ func TestNoCgo(t *testing.T) {
 		if strings.Contains(string(b), `import "C"`) {
 			t.Errorf("%s imports C", f)
 		}
+	}
+}
+
+// TestLastMarkersOutliveSlabs checks that the core copies its recent
+// markers out of a read buffer when it lets go of it: the buffer is then
+// overwritten (as a reused one would be) before the report is made.
+func TestLastMarkersOutliveSlabs(t *testing.T) {
+	d := bytefrog.Dialect{Version: bytefrog.Version1}
+	c := newCore(coreConfig{dialect: d, maxHeldEvents: 1 << 20, maxHeldBytes: 1 << 30, maxMappingBytes: 1 << 20,
+		topN: 10, hbInterval: 1000}, nil, nil)
+	c.handle(&unit{kind: RecordOpen, conn: 1})
+	p := newChunkParser(d, 1)
+	defer p.close()
+	var want []Marker
+	for i := range 8 {
+		key, value := fmt.Sprintf("log:l%d", i), fmt.Sprintf("INFO record %d", i)
+		if i >= 8-lastMarkers {
+			want = append(want, Marker{Seq: int32(i), Key: key, Value: value})
+		}
+		p.feed(bytefrog.AppendMarker(nil, 0, int32(i), key, value), func(u *unit) {
+			u.conn = 1
+			c.handle(u)
+		})
+	}
+	for i := range p.s.raw[:p.w] {
+		p.s.raw[i] = 'Z'
+	}
+	rep := c.finish()
+	if !reflect.DeepEqual(rep.LastMarkers, want) {
+		t.Errorf("LastMarkers got %+v; want %+v", rep.LastMarkers, want)
 	}
 }

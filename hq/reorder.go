@@ -58,10 +58,12 @@ func (o *reorder) hold(s *slab) {
 	s.held++
 }
 
-// release drops a queue entry's hold and slab reference.
+// release drops a queue entry's hold and slab reference. With the last
+// hold the core lets go of s: the recent markers that lie in it are copied.
 func (o *reorder) release(s *slab) {
 	if s.held--; s.held == 0 {
 		o.heldBytes -= slabSize
+		o.c.st.keep(s)
 	}
 	s.unref()
 }
@@ -128,7 +130,7 @@ func (o *reorder) advance() {
 		case fromHeap:
 			e := o.pop()
 			o.held--
-			o.releaseOne(e.s.raw[e.off:])
+			o.releaseOne(e.s, e.s.raw[e.off:])
 			o.release(e.s)
 		case q != nil:
 			o.releaseFrom(q)
@@ -182,7 +184,7 @@ func (o *reorder) releaseFrom(q *source) {
 		raw := seg.s.raw
 		i := 0
 		for i < len(ev) && ev[i].seq == o.next {
-			o.releaseOne(raw[ev[i].off:])
+			o.releaseOne(seg.s, raw[ev[i].off:])
 			i++
 		}
 		o.held -= i
@@ -195,13 +197,13 @@ func (o *reorder) releaseFrom(q *source) {
 }
 
 // releaseOne delivers the data breaks due before the next event, then the
-// event.
-func (o *reorder) releaseOne(raw []byte) {
+// event, which lies in s.
+func (o *reorder) releaseOne(s *slab, raw []byte) {
 	if len(o.breaks) > 0 && o.breaks[0] == o.next {
 		o.c.deliverBreak(o.next)
 		o.breaks = o.breaks[1:]
 	}
-	o.c.emit(raw)
+	o.c.emit(s, raw)
 	o.next++
 }
 

@@ -111,10 +111,22 @@ type unmappedKey struct {
 	id   int64
 }
 
-// markerSlot keeps one recent marker; its buffers are reused.
+// markerSlot keeps one recent marker. Its key and value stay where they
+// lie in their slab while the core holds the slab; they are copied into the
+// slot's own buffers (reused) only when the core lets go of it, so that a
+// run of markers costs no copy per marker.
 type markerSlot struct {
 	seq        int32
-	key, value []byte
+	s          *slab  // the slab key and value lie in; nil once copied
+	key, value []byte // in s, or in kbuf and vbuf
+	kbuf, vbuf []byte
+}
+
+// copyOut moves the slot's key and value into its own buffers.
+func (ms *markerSlot) copyOut() {
+	ms.kbuf = append(ms.kbuf[:0], ms.key...)
+	ms.vbuf = append(ms.vbuf[:0], ms.value...)
+	ms.key, ms.value, ms.s = ms.kbuf, ms.vbuf, nil
 }
 
 // stats is HQ's own analysis of a run, fed by the core.
@@ -146,8 +158,9 @@ type stats struct {
 // onUnmapped is called for the first use of each unmapped id.
 type onUnmapped func(kind IDKind, id int64, seq int32)
 
-// event accounts one sequenced message, released in order.
-func (st *stats) event(m *bytefrog.Msg, first onUnmapped) {
+// event accounts one sequenced message, released in order; its bytes lie
+// in s (nil: only valid during the call).
+func (st *stats) event(m *bytefrog.Msg, s *slab, first onUnmapped) {
 	st.counts[m.Type]++
 	st.sequenced++
 	switch m.Type {
@@ -187,7 +200,7 @@ func (st *stats) event(m *bytefrog.Msg, first onUnmapped) {
 			st.use(IDSourceLocation, int64(m.SourceLocationID), m.Seq, first)
 		}
 	case bytefrog.MsgMarker:
-		st.marker(m)
+		st.marker(m, s)
 		return
 	}
 	if st.checkThreads && st.threads[m.ThreadID>>6]&(1<<(m.ThreadID&63)) == 0 {
@@ -216,12 +229,22 @@ func (st *stats) use(kind IDKind, id int64, seq int32, first onUnmapped) {
 	}
 }
 
-func (st *stats) marker(m *bytefrog.Msg) {
+func (st *stats) marker(m *bytefrog.Msg, s *slab) {
 	slot := &st.ring[st.markers%lastMarkers]
 	st.markers++
-	slot.seq = m.Seq
-	slot.key = append(slot.key[:0], m.Text...)
-	slot.value = append(slot.value[:0], m.Value...)
+	slot.seq, slot.s, slot.key, slot.value = m.Seq, s, m.Text, m.Value
+	if s == nil {
+		slot.copyOut()
+	}
+}
+
+// keep copies the recent markers that lie in s, which the core lets go of.
+func (st *stats) keep(s *slab) {
+	for i := range st.ring {
+		if st.ring[i].s == s {
+			st.ring[i].copyOut()
+		}
+	}
 }
 
 // name returns the Go form of a mapped name, reusing old when unchanged.
@@ -343,6 +366,9 @@ func (st *stats) fill(r *Report, topN int) {
 	r.Markers = st.markers
 	for i := max(st.markers-lastMarkers, 0); i < st.markers; i++ {
 		s := &st.ring[i%lastMarkers]
+		if s.s != nil {
+			s.copyOut()
+		}
 		r.LastMarkers = append(r.LastMarkers, Marker{Seq: s.seq, Key: bytefrog.String(s.key), Value: bytefrog.String(s.value)})
 	}
 	r.ThreadNames = make(map[uint16]string, len(st.threadNames))

@@ -38,8 +38,10 @@
 //
 // The natives call capi's internal functions (capi/tp.h, hidden from the
 // library's dynamic symbols), which encode events into the calling
-// thread's C buffer (one initial-exec __thread pointer); Go drains the
-// buffers in batches, one crossing per buffer, never per event. Strings
+// thread's C buffer (one initial-exec __thread pointer). A full buffer
+// goes on a queue in C, and the thread goes on in a spare one: the Java
+// thread never calls into Go for it. One Go goroutine hands the queued
+// buffers to the agent, one crossing per buffer, never per event. Strings
 // stay in Java's modified UTF-8 (GetStringUTFRegion), flagged
 // agent.BatchFlagMUTF8 and converted by the agent, so U+0000 (C0 80) and
 // supplementary characters (surrogate pairs) reach HQ intact. Every Go

@@ -2,12 +2,14 @@ package jvm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,7 +37,7 @@ var compiled struct {
 }
 
 // benchClasses compiles JulBench.java once into a temporary directory.
-func benchClasses(b *testing.B, e *jtest.Env) string {
+func benchClasses(tb testing.TB, e *jtest.Env) string {
 	compiled.Do(func() {
 		compiled.dir, compiled.err = os.MkdirTemp("", "tadpole-julbench-")
 		if compiled.err != nil {
@@ -49,7 +51,7 @@ func benchClasses(b *testing.B, e *jtest.Env) string {
 		}
 	})
 	if compiled.err != nil {
-		b.Fatal(compiled.err)
+		tb.Fatal(compiled.err)
 	}
 	return compiled.dir
 }
@@ -72,62 +74,77 @@ const (
 	caseLTTng   = "LTTng JUL agent"
 )
 
-// measured holds each case's best ns/record in this process (the run with
-// the least wall time), for the ratios the benchmarks and TestCompareJUL
-// report.
+// sample is one JVM's result: ns per record (wall) and the logging
+// thread's CPU ns per record (the rest is waiting, for the CPU or for the
+// consumers).
+type sample struct{ ns, cpu float64 }
+
+// measured holds every run's sample of each case in this process, for the
+// ratios the benchmarks and TestCompareJUL report.
 var measured struct {
 	sync.Mutex
-	ns, cpu map[string]float64
+	runs map[string][]sample
 }
 
-func record(name string, ns, cpu float64) {
+func record(name string, s sample) {
 	measured.Lock()
 	defer measured.Unlock()
-	if measured.ns == nil {
-		measured.ns, measured.cpu = make(map[string]float64), make(map[string]float64)
+	if measured.runs == nil {
+		measured.runs = make(map[string][]sample)
 	}
-	if best, ok := measured.ns[name]; ok && best <= ns {
-		return
-	}
-	measured.ns[name], measured.cpu[name] = ns, cpu
+	measured.runs[name] = append(measured.runs[name], s)
 }
 
-func lookup(name string) (ns, cpu float64, ok bool) {
+// spread is the min, median and max of a case's runs: ns (wall) and, of
+// the run with the median wall time, cpu.
+type spread struct {
+	n                int
+	min, median, max sample
+}
+
+func lookup(name string) (spread, bool) {
 	measured.Lock()
-	defer measured.Unlock()
-	ns, ok = measured.ns[name]
-	return ns, measured.cpu[name], ok
+	runs := slices.Clone(measured.runs[name])
+	measured.Unlock()
+	if len(runs) == 0 {
+		return spread{}, false
+	}
+	slices.SortFunc(runs, func(a, b sample) int { return cmp.Compare(a.ns, b.ns) })
+	return spread{n: len(runs), min: runs[0], median: runs[(len(runs)-1)/2], max: runs[len(runs)-1]}, true
 }
 
-// runBench runs JulBench and reports ns/record (wall) and cpu-ns/record
-// (the logging thread's CPU time: the rest is waiting, for the CPU or for
-// the consumers), and the ratios to the cases measured before it.
-func runBench(b *testing.B, name string, cmd *exec.Cmd) {
-	b.Helper()
+// runJava runs JulBench and returns its sample.
+func runJava(tb testing.TB, cmd *exec.Cmd) sample {
+	tb.Helper()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		b.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+		tb.Fatalf("%v: %v\n%s", cmd.Args, err, out)
 	}
 	m := nsRe.FindStringSubmatch(string(out))
 	if m == nil {
-		b.Fatalf("no result in output:\n%s", out)
+		tb.Fatalf("no result in output:\n%s", out)
 	}
 	n, _ := strconv.ParseFloat(m[1], 64)
 	ns, _ := strconv.ParseFloat(m[2], 64)
 	cpu, _ := strconv.ParseFloat(m[3], 64)
-	ns, cpu = ns/n, cpu/n
-	record(name, ns, cpu)
-	b.ReportMetric(ns, "ns/record")
-	b.ReportMetric(cpu, "cpu-ns/record")
+	return sample{ns: ns / n, cpu: cpu / n}
+}
+
+// report records a benchmark's sample and reports it, with its ratios to
+// the median of the cases measured before it in this process.
+func report(b *testing.B, name string, s sample) {
+	record(name, s)
+	b.ReportMetric(s.ns, "ns/record")
+	b.ReportMetric(s.cpu, "cpu-ns/record")
 	b.ReportMetric(0, "ns/op")
 	if name != caseNoop {
-		if noop, _, ok := lookup(caseNoop); ok {
-			b.ReportMetric(ns/noop, "x-noop")
+		if noop, ok := lookup(caseNoop); ok {
+			b.ReportMetric(s.ns/noop.median.ns, "x-noop")
 		}
 	}
 	if name == caseLTTng {
-		if tp, _, ok := lookup(caseTadpole); ok {
-			b.ReportMetric(ns/tp, "x-tadpole")
+		if tp, ok := lookup(caseTadpole); ok {
+			b.ReportMetric(s.ns/tp.median.ns, "x-tadpole")
 		}
 	}
 }
@@ -140,12 +157,15 @@ func javaCmd(ctx context.Context, e *jtest.Env, cp string, extra []string, mode 
 }
 
 // BenchmarkJULNoop: a no-op Handler, the floor of a JUL record.
-func BenchmarkJULNoop(b *testing.B) {
-	e := jtest.Build(b)
-	cp := benchClasses(b, e)
+func BenchmarkJULNoop(b *testing.B) { report(b, caseNoop, runNoop(b, records(b))) }
+
+// runNoop runs JulBench with the no-op handler.
+func runNoop(tb testing.TB, n int) sample {
+	e := jtest.Build(tb)
+	cp := benchClasses(tb, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	runBench(b, caseNoop, javaCmd(ctx, e, cp, nil, "noop", records(b)))
+	return runJava(tb, javaCmd(ctx, e, cp, nil, "noop", n))
 }
 
 // counter counts one run's log markers.
@@ -167,79 +187,90 @@ func (c *counter) DataBreak(int32)   {}
 func (c *counter) Finish(*hq.Report) { close(c.done) }
 
 // BenchmarkJULTadpole: tadpole's handler; every record must reach HQ.
-func BenchmarkJULTadpole(b *testing.B) {
-	e := jtest.Build(b)
-	cp := benchClasses(b, e)
+func BenchmarkJULTadpole(b *testing.B) { report(b, caseTadpole, runTadpole(b, records(b))) }
+
+// runTadpole runs JulBench with tadpole's handler under the reference HQ
+// (in this process, as a user's HQ would run beside the JVM) and checks
+// that HQ got every record.
+func runTadpole(tb testing.TB, n int) sample {
+	e := jtest.Build(tb)
+	cp := benchClasses(tb, e)
 	c := &counter{done: make(chan struct{})}
 	cfg := hq.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NewProcessor = func(*hq.Run) hq.Processor { return c }
 	srv, err := hq.New(cfg)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := srv.Start(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer srv.Shutdown(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := javaCmd(ctx, e, cp, []string{"-agentpath:" + e.Lib}, "tadpole", records(b))
+	cmd := javaCmd(ctx, e, cp, []string{"-agentpath:" + e.Lib}, "tadpole", n)
 	cmd.Env = append(os.Environ(), "TADPOLE_HQ="+srv.Addr(), "TADPOLE_LTTNG=off")
-	runBench(b, caseTadpole, cmd)
+	s := runJava(tb, cmd)
 	r, err := srv.NextRun(ctx)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	rep, err := r.Wait(ctx)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	<-c.done
 	if !rep.OK || rep.GapCount != 0 {
-		b.Fatalf("run not clean: %s, %d gaps", rep.Reason, rep.GapCount)
+		tb.Fatalf("run not clean: %s, %d gaps", rep.Reason, rep.GapCount)
 	}
-	if got, want := c.logs.Load(), int64(warmup+records(b)); got != want {
-		b.Fatalf("HQ got %d records; want %d", got, want)
+	if got, want := c.logs.Load(), int64(warmup+n); got != want {
+		tb.Fatalf("HQ got %d records; want %d", got, want)
 	}
+	return s
 }
 
-// TestCompareJUL runs the three cases side by side and prints their costs
-// and the ratios: tadpole / no-op (tadpole's cost over the floor of a JUL
-// record) and LTTng / tadpole.
-// compareRounds is how many runs of each case TestCompareJUL takes.
-const compareRounds = 3
+// compareRounds is how many JVMs of each case TestCompareJUL runs: a fresh
+// JVM's JIT decisions and the other processes on the machine vary from run
+// to run, so it reports the spread, and the ratios on the medians.
+const compareRounds = 5
 
+// TestCompareJUL runs the three cases side by side, in turn, and prints
+// their min / median / max ns per record and the ratios of the medians:
+// tadpole / no-op (tadpole's cost over the floor of a JUL record) and
+// LTTng / tadpole.
 func TestCompareJUL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("side-by-side benchmark")
 	}
-	// Each case runs in a fresh JVM whose JIT decisions vary from run to
-	// run: every case gets compareRounds runs, in turn, and keeps its best.
-	for r := 0; r < compareRounds; r++ {
-		for _, f := range []func(*testing.B){BenchmarkJULNoop, BenchmarkJULTadpole, BenchmarkJULLTTng} {
-			if res := testing.Benchmark(f); res.N == 0 {
-				t.Logf("a case did not run (a peer missing?)")
-			}
+	cases := []struct {
+		name string
+		run  func(testing.TB, int) sample
+	}{{caseNoop, runNoop}, {caseTadpole, runTadpole}, {caseLTTng, runLTTng}}
+	for r := range compareRounds {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s#%d", c.name, r+1), func(t *testing.T) { record(c.name, c.run(t, minRecords)) })
 		}
 	}
-	fmt.Fprintf(os.Stdout, "\nJUL record on an enabled logger, side by side (best of %d runs; ns/record wall, logging thread CPU):\n",
-		compareRounds)
-	for _, name := range []string{caseNoop, caseTadpole, caseLTTng} {
-		if ns, cpu, ok := lookup(name); ok {
-			fmt.Fprintf(os.Stdout, "  %-18s %8.1f ns %8.1f ns CPU\n", name, ns, cpu)
+	fmt.Fprintf(os.Stdout, "\nJUL record on an enabled logger, side by side (%d runs of %d records each; ns/record wall, "+
+		"logging thread CPU of the median run):\n", compareRounds, minRecords)
+	fmt.Fprintf(os.Stdout, "  %-18s %8s %8s %8s %10s\n", "", "min", "median", "max", "CPU")
+	for _, c := range cases {
+		if s, ok := lookup(c.name); ok {
+			fmt.Fprintf(os.Stdout, "  %-18s %8.1f %8.1f %8.1f %10.1f  (%d runs)\n", c.name, s.min.ns, s.median.ns, s.max.ns,
+				s.median.cpu, s.n)
 		} else {
-			fmt.Fprintf(os.Stdout, "  %-18s not measured\n", name)
+			fmt.Fprintf(os.Stdout, "  %-18s not measured\n", c.name)
 		}
 	}
-	noop, _, okN := lookup(caseNoop)
-	tp, _, okT := lookup(caseTadpole)
-	lt, _, okL := lookup(caseLTTng)
+	noop, okN := lookup(caseNoop)
+	tp, okT := lookup(caseTadpole)
+	lt, okL := lookup(caseLTTng)
 	if okN && okT {
-		fmt.Fprintf(os.Stdout, "  ratio tadpole / no-op handler: %.2f×\n", tp/noop)
+		fmt.Fprintf(os.Stdout, "  ratio tadpole / no-op handler (medians): %.2f×\n", tp.median.ns/noop.median.ns)
 	}
 	if okT && okL {
-		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole: %.1f×\n", lt/tp)
+		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole (medians): %.1f×\n", lt.median.ns/tp.median.ns)
 	}
 	fmt.Fprintln(os.Stdout)
 }

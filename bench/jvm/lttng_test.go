@@ -24,7 +24,11 @@ var (
 
 // BenchmarkJULLTTng: the LTTng-UST JUL agent's LttngLogHandler with an
 // active session enabling the logger; the session must discard nothing.
-func BenchmarkJULLTTng(b *testing.B) {
+func BenchmarkJULLTTng(b *testing.B) { report(b, caseLTTng, runLTTng(b, records(b))) }
+
+// runLTTng runs JulBench with the LTTng-UST JUL agent under a session
+// daemon of its own and checks that the session lost nothing.
+func runLTTng(b testing.TB, n int) sample {
 	e := jtest.Build(b)
 	for _, j := range lttngJars {
 		if _, err := os.Stat(j); err != nil {
@@ -47,7 +51,7 @@ func BenchmarkJULLTTng(b *testing.B) {
 	s.MustLttng("start", "julbench")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := javaCmd(ctx, e, cp+":"+strings.Join(lttngJars, ":"), []string{"-Djava.library.path=" + libDir}, "lttng", records(b))
+	cmd := javaCmd(ctx, e, cp+":"+strings.Join(lttngJars, ":"), []string{"-Djava.library.path=" + libDir}, "lttng", n)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.Home, "LTTNG_HOME=" + s.Home}
 	cmd.Dir = s.Home
 	if os.Geteuid() == 0 {
@@ -60,7 +64,7 @@ func BenchmarkJULLTTng(b *testing.B) {
 		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	}
-	runBench(b, caseLTTng, cmd)
+	res := runJava(b, cmd)
 	out := s.MustLttng("stop", "julbench")
 	if strings.Contains(out, "discarded") || strings.Contains(out, "lost") {
 		b.Fatalf("LTTng lost records:\n%s", out)
@@ -69,9 +73,10 @@ func BenchmarkJULLTTng(b *testing.B) {
 	if !strings.Contains(stats, "bench.jul") {
 		b.Fatalf("session does not list the logger:\n%s", stats)
 	}
+	return res
 }
 
-func skip(b *testing.B, why string) {
+func skip(b testing.TB, why string) {
 	if os.Getenv("CI") == "true" {
 		b.Fatal(why)
 	}
