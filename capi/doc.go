@@ -20,7 +20,7 @@
 //
 // Each OS thread that records has a struct tp_thread, reached through one
 // initial-exec __thread pointer (large TLS blocks break dlopen of a
-// STATIC_TLS library). It holds a 32 KiB malloc'd buffer of records in the
+// STATIC_TLS library). It holds a 128 KiB malloc'd buffer of records in the
 // layout of agent/batch.go, a thread key from a process-wide counter (the
 // SubmitBatch thread id; in a JVM the Java thread id, see package jni, and
 // other threads count from 2^32) and the thread's name. A recording call:

@@ -45,7 +45,7 @@
 #define TP_MODE_SHUTDOWN 'X'
 
 /* Bytes of a thread's event buffer (malloc'd at its first event). */
-#define TP_BUF_SIZE (32 * 1024)
+#define TP_BUF_SIZE (128 * 1024)
 /* Bytes allocated past TP_BUF_SIZE: GetStringUTFRegion writes a NUL after
  * the string it copies into a reserved record (tp_jlog_reserve). */
 #define TP_BUF_SLACK TP_ALIGN

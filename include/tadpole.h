@@ -58,7 +58,7 @@
  * and at thread exit. A recording call costs a few nanoseconds; it takes
  * no lock but the thread's own (uncontended) one, once per full buffer.
  * Event times have the 1 ms resolution of the Bytefrog protocol. Each
- * thread that records holds a 32 KiB buffer until it exits.
+ * thread that records holds a 128 KiB buffer until it exits.
  *
  * One Go runtime per process: libtadpole contains the Go runtime, so do not
  * load a second Go-based shared library into the same process.

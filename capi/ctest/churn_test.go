@@ -38,10 +38,10 @@ func TestThreadChurn(t *testing.T) {
 			}
 		}
 	}
-	// Each thread's state holds a 32 KiB buffer: keeping the 3000 threads
-	// after the first quarter would grow the process by about 96 MiB, and
+	// Each thread's state holds a 128 KiB buffer: keeping the 3000 threads
+	// after the first quarter would grow the process by about 280 MiB, and
 	// waiting for the 50 ms timer to hand exited threads over (hundreds of
-	// them) grew it by 10 MiB; a pool of 64 retired states is 2 MiB. The
+	// them) grew it by 10 MiB; a pool of 64 retired states is 8 MiB. The
 	// bound leaves room for the Go heap's own swings (batches in flight are
 	// capped at 1 MiB) while still catching per-thread leaks.
 	const maxGrowthKiB = 16 << 10
