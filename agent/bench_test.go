@@ -96,6 +96,45 @@ func BenchmarkEnterExit(b *testing.B) {
 	}
 }
 
+// BenchmarkEnterExitAdded measures what a traced call adds to a goroutine
+// that works between calls (≈100 ns here), as a service does, so that the
+// drain keeps up instead of setting the pace: blocks of plain work and of
+// traced work alternate, and ns/added is their difference per call.
+func BenchmarkEnterExitAdded(b *testing.B) {
+	sinkSession(b, 2)
+	m := NewMethod("t/T.benchAdded;1;()V")
+	var acc uint64
+	work := func() {
+		for j := uint64(0); j < 48; j++ {
+			acc = acc*0x9E3779B97F4A7C15 + j
+		}
+	}
+	var plain, traced time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		n := min(1024, b.N-done)
+		t0 := time.Now()
+		for i := 0; i < n; i++ {
+			work()
+		}
+		t1 := time.Now()
+		for i := 0; i < n; i++ {
+			f := m.Enter()
+			work()
+			f.Exit()
+		}
+		plain += t1.Sub(t0)
+		traced += time.Since(t1)
+		done += n
+	}
+	b.ReportMetric(float64(traced-plain)/float64(b.N), "ns/added")
+	b.ReportMetric(float64(plain)/float64(b.N), "ns/work")
+	if acc == 1 {
+		b.Log(acc)
+	}
+}
+
 func BenchmarkEnterExitDefer(b *testing.B) {
 	sinkSession(b, 2)
 	m := NewMethod("t/T.benchDefer;1;()V")

@@ -216,11 +216,17 @@ func (d *drain) consume(l *lane, q int, until int32, end uint64) {
 		}
 		if k, m := kind(v), sl.method; fast && !sl.after && sl.thread == d.lastKey &&
 			uint(m) < uint(len(d.methodSent)) && d.methodSent[m] {
+			n := len(buf)
+			if cap(buf)-n < bytefrog.MethodExitSize {
+				goto general
+			}
 			switch {
 			case k == kindEntry:
-				buf = bytefrog.AppendMethodEntry(buf, sl.rel, d.seq, m, d.lastTid)
+				buf = buf[:n+bytefrog.MethodEntrySize]
+				bytefrog.PutMethodEntry(buf[n:], sl.rel, d.seq, m, d.lastTid)
 			case k == kindExit && !d.codePulse:
-				buf = bytefrog.AppendMethodExit(buf, sl.rel, d.seq, m, sl.line, d.lastTid)
+				buf = buf[:n+bytefrog.MethodExitSize]
+				bytefrog.PutMethodExit(buf[n:], sl.rel, d.seq, m, sl.line, d.lastTid)
 			default:
 				goto general
 			}

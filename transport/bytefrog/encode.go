@@ -177,21 +177,33 @@ func AppendSourceLocationCount(b []byte, methodID, count int32) []byte {
 // AppendMethodEntry appends MethodEntry.
 func AppendMethodEntry(b []byte, relTime, seq, methodID int32, tid uint16) []byte {
 	b, p := grow(b, MethodEntrySize)
+	PutMethodEntry(p, relTime, seq, methodID, tid)
+	return b
+}
+
+// PutMethodEntry writes MethodEntry at the start of p, which holds at least
+// MethodEntrySize bytes: AppendMethodEntry for a caller that made room.
+func PutMethodEntry(p []byte, relTime, seq, methodID int32, tid uint16) {
 	_ = p[MethodEntrySize-1]
 	putEventHead(p, MsgMethodEntry, relTime, seq, methodID)
 	binary.BigEndian.PutUint16(p[offField4:], tid)
-	return b
 }
 
 // AppendMethodExit appends the Bytefrog flavour of MethodExit (17 bytes,
 // with the line of the return; NoLine when unknown).
 func AppendMethodExit(b []byte, relTime, seq, methodID int32, line, tid uint16) []byte {
 	b, p := grow(b, MethodExitSize)
+	PutMethodExit(p, relTime, seq, methodID, line, tid)
+	return b
+}
+
+// PutMethodExit writes the Bytefrog flavour of MethodExit at the start of
+// p, which holds at least MethodExitSize bytes.
+func PutMethodExit(p []byte, relTime, seq, methodID int32, line, tid uint16) {
 	_ = p[MethodExitSize-1]
 	putEventHead(p, MsgMethodExit, relTime, seq, methodID)
 	binary.BigEndian.PutUint16(p[offField4:], line)
 	binary.BigEndian.PutUint16(p[offExit2:], tid)
-	return b
 }
 
 // AppendMethodExitCodePulse appends the Code Pulse flavour of MethodExit
