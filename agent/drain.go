@@ -246,24 +246,9 @@ func (d *drain) consume(l *lane, q int, until int32, end uint64) {
 		if fast {
 			d.cur.b = buf
 		}
-		t := &l.texts[h&ls.mask]
-		if sl.after {
-			a := t.after
-			t.after = nil
-			d.heads[q] = h
-			d.pass(a)
-			if d.heads[q] != h { // taken by pass: cannot happen, the positions are earlier
-				h = d.heads[q] - 1
-				fast = false
-				continue
-			}
-		}
-		d.process(kind(v), sl, t)
+		d.take(l, q, h)
 		if fast = d.cur != nil && d.lastOK; fast {
 			buf = d.cur.b
-		}
-		if (h+1)&63 == 0 {
-			l.head.Store(h + 1)
 		}
 	}
 	if fast {
@@ -272,9 +257,29 @@ func (d *drain) consume(l *lane, q int, until int32, end uint64) {
 	d.heads[q] = h
 }
 
+// take processes the published slot h of lane l (lane q): first the
+// events of its thread it must come after, then the slot.
+func (d *drain) take(l *lane, q int, h uint64) {
+	ls := d.s.lanes
+	sl, t := &l.slots[h&ls.mask], &l.texts[h&ls.mask]
+	if sl.after {
+		a := t.after
+		t.after = nil
+		d.heads[q] = h
+		d.pass(a)
+	}
+	d.process(kind(atomic.LoadUint32(&sl.hdr)), sl, t)
+	d.heads[q] = h + 1
+	if (h+1)&63 == 0 {
+		l.head.Store(h + 1)
+	}
+}
+
 // pass processes every lane named in after (lane, position pairs) up to
 // its position: the events a thread recorded on other lanes before the
-// one about to be processed.
+// one about to be processed. Those positions were read before that event
+// was reserved, and so were the positions their own events name: pass
+// never reaches the event it runs for, or any later one of its lane.
 func (d *drain) pass(after []uint64) {
 	ls := d.s.lanes
 	all := ls.list()
@@ -292,17 +297,7 @@ func (d *drain) pass(after []uint64) {
 			if !ls.ready(l, h) && !d.await(l, h) {
 				return
 			}
-			sl, t := &l.slots[h&ls.mask], &l.texts[h&ls.mask]
-			if sl.after {
-				a := t.after
-				t.after = nil
-				d.pass(a)
-			}
-			d.process(kind(atomic.LoadUint32(&sl.hdr)), sl, t)
-			d.heads[q] = h + 1
-			if (h+1)&63 == 0 {
-				l.head.Store(h + 1)
-			}
+			d.take(l, q, h)
 		}
 	}
 }
