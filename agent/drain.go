@@ -208,10 +208,12 @@ func (d *drain) consume(l *lane, q int, until int32, end uint64) {
 	h := d.heads[q]
 	var buf []byte // d.cur.b while fast is true
 	fast := false
+	pending := &d.s.brk.pending
 	for ; h < end; h++ {
 		sl := &l.slots[h&ls.mask]
 		v := atomic.LoadUint32(&sl.hdr)
-		if v>>8 != ls.lap(h) || sl.rel > until {
+		if v>>8 != ls.lap(h) || sl.rel > until || d.brk == nil && pending.Load() {
+			// A new break: the run loop takes it and limits the lanes.
 			break
 		}
 		if k, m := kind(v), sl.method; fast && !sl.after && sl.thread == d.lastKey &&

@@ -5,7 +5,9 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -141,5 +143,136 @@ func TestLaneAfterPositions(t *testing.T) {
 	ls.last[at] = other
 	if got := ls.after(key, 0); len(got) != 4 {
 		t.Fatalf("entry taken by another thread: after = %v; want both lanes", got)
+	}
+}
+
+// TestSuspendAcrossLanes suspends and resumes a run while goroutines on
+// several Ps record: the run stays gap-free with one data break per
+// suspension, and every goroutine's events keep their order.
+func TestSuspendAcrossLanes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	h := startHQ(t, nil)
+	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
+	outer := NewMethod("t/Lanes.suspendOuter;1;()V")
+	inner := NewMethod("t/Lanes.suspendInner;1;()V")
+	const workers, rounds, suspensions = 8, 35000, 3
+	var progress [workers]atomic.Int64
+	// least waits until every goroutine has made n rounds.
+	least := func(n int64) {
+		deadline := time.Now().Add(20 * time.Second)
+		for w := range progress {
+			for progress[w].Load() < n {
+				if time.Now().After(deadline) {
+					t.Fatalf("goroutine %d stuck at %d rounds", w, progress[w].Load())
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+	}
+	// A goroutine waits at gate k until the k-th suspension is over, so that
+	// none runs out of rounds before the main goroutine, which may get a P
+	// late, has suspended and resumed the run.
+	var gates [suspensions]chan struct{}
+	for k := range gates {
+		gates[k] = make(chan struct{})
+	}
+	gate := func(k int) int { return 10000*(k+1) + 1000 }
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			SetThreadName("s" + strconv.Itoa(w))
+			for n, k := 0, 0; n < rounds; n++ {
+				if k < suspensions && n == gate(k) {
+					<-gates[k]
+					k++
+				}
+				outer.Enter()
+				inner.Enter()
+				runtime.Gosched()
+				inner.ExitLine(n)
+				outer.ExitLine(n)
+				progress[w].Store(int64(n + 1))
+			}
+		}()
+	}
+	// Every suspension starts after each goroutine recorded 10000 rounds
+	// more and ends with all of them waiting at the next gate.
+	for k := 0; k < suspensions; k++ {
+		least(int64(10000 * (k + 1)))
+		if err := run.Suspend(); err != nil {
+			t.Fatal(err)
+		}
+		waitMode(t, a, bytefrog.ModeSuspended)
+		least(int64(gate(k)))
+		if err := run.Unsuspend(); err != nil {
+			t.Fatal(err)
+		}
+		waitMode(t, a, bytefrog.ModeTracing)
+		close(gates[k])
+	}
+	wg.Wait()
+	rep := finish(t, a, run)
+	c := h.Collector(0)
+	if !rep.OK || rep.GapCount != 0 {
+		t.Fatalf("run not clean: %s, %d gaps", rep.Reason, rep.GapCount)
+	}
+	breaks := c.Breaks()
+	if len(breaks) != suspensions {
+		t.Fatalf("data breaks %v; want %d", breaks, suspensions)
+	}
+	// Suspension drops events, so calls need not nest; but each goroutine's
+	// exits, numbered as it made them, arrive in that order.
+	threads := c.ByThread()
+	for name, evs := range threads {
+		last, lastInner := -1, false
+		for _, e := range evs {
+			if e.Type != bytefrog.MsgMethodExit {
+				continue
+			}
+			n, isInner := int(e.Line), e.Method == inner.ID()
+			// What was recorded before a suspension precedes its break;
+			// what was recorded after the next gate follows it.
+			for k, b := range breaks {
+				if n < gate(k) && e.Seq >= b || n >= gate(k) && e.Seq < b {
+					t.Fatalf("%s: exit %d has sequence number %d; break %d is at %d", name, n, e.Seq, k, b)
+				}
+			}
+			if n < last || n == last && isInner && !lastInner {
+				t.Fatalf("%s: exit %d (inner %v) after exit %d (inner %v)", name, n, isInner, last, lastInner)
+			}
+			last, lastInner = n, isInner
+		}
+	}
+	if len(threads) < 8 {
+		t.Errorf("%d threads; want 8", len(threads))
+	}
+}
+
+// TestBreakHoldsLaterEvents suspends between two bursts that the drain
+// takes together: the data break must still fall between them.
+func TestBreakHoldsLaterEvents(t *testing.T) {
+	c := &captureConn{}
+	s, end := pipelineSession(t, 1024, 1<<20, c)
+	m := NewMethod("t/Lanes.break;1;()V")
+	for i := 0; i < 100; i++ {
+		m.Enter().Exit()
+	}
+	s.brk.push(s.lanes.positions()) // as a Suspend does, without waking the drain
+	for i := 0; i < 100; i++ {
+		m.Enter().Exit()
+	}
+	end()
+	var got []int32
+	for len(s.ctrlHigh) > 0 {
+		var b bytefrog.Msg
+		d := bytefrog.Dialect{Version: bytefrog.Version1, Flavor: bytefrog.FlavorBytefrog}
+		if _, err := d.Parse(&b, <-s.ctrlHigh); err == nil && b.Type == bytefrog.MsgDataBreak {
+			got = append(got, b.Seq)
+		}
+	}
+	if len(got) != 1 || got[0] != 200 {
+		t.Fatalf("data breaks %v; want [200]", got)
 	}
 }
