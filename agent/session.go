@@ -549,8 +549,12 @@ func (s *session) tick() {
 	defer t.Stop()
 	for {
 		select {
-		case now := <-t.C:
-			s.clock.Store(int32(now.Sub(s.begin) / time.Millisecond))
+		case <-t.C:
+			// The time of reading, not the tick's: a tick delivered late
+			// carries a time from before ones already stored.
+			if ms := int32(time.Since(s.begin) / time.Millisecond); ms > s.clock.Load() {
+				s.clock.Store(ms)
+			}
 		case <-s.stopCh:
 			return
 		}
