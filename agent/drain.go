@@ -266,7 +266,7 @@ func (d *drain) take(l *lane, q int, h uint64) {
 	sl, t := &l.slots[h&ls.mask], &l.texts[h&ls.mask]
 	if sl.after {
 		a := t.after
-		t.after = nil
+		t.after = behind{}
 		d.heads[q] = h
 		d.pass(a)
 	}
@@ -277,30 +277,38 @@ func (d *drain) take(l *lane, q int, h uint64) {
 	}
 }
 
-// pass processes every lane named in after (lane, position pairs) up to
-// its position: the events a thread recorded on other lanes before the
-// one about to be processed. Those positions were read before that event
-// was reserved, and so were the positions their own events name: pass
-// never reaches the event it runs for, or any later one of its lane.
-func (d *drain) pass(after []uint64) {
+// pass processes the lanes an event comes after up to their positions:
+// the events its thread recorded on other lanes before. Those positions
+// were read before that event was reserved, and so were the positions
+// their own events name: pass never reaches the event it runs for, or any
+// later one of its lane.
+func (d *drain) pass(b behind) {
+	if b.all == nil {
+		d.advance(int(b.lane), b.pos)
+		return
+	}
+	for j := 0; j+1 < len(*b.all); j += 2 {
+		d.advance(int((*b.all)[j]), (*b.all)[j+1])
+	}
+}
+
+// advance processes lane q up to position pos.
+func (d *drain) advance(q int, pos uint64) {
 	ls := d.s.lanes
 	all := ls.list()
 	if len(all) > len(d.heads) {
 		d.heads = append(d.heads, make([]uint64, len(all)-len(d.heads))...)
 	}
-	for j := 0; j+1 < len(after); j += 2 {
-		q, pos := int(after[j]), after[j+1]
-		if q >= len(all) || all[q] == nil {
-			continue
+	if q < 0 || q >= len(all) || all[q] == nil {
+		return
+	}
+	l := all[q]
+	for d.heads[q] < pos {
+		h := d.heads[q]
+		if !ls.ready(l, h) && !d.await(l, h) {
+			return
 		}
-		l := all[q]
-		for d.heads[q] < pos {
-			h := d.heads[q]
-			if !ls.ready(l, h) && !d.await(l, h) {
-				return
-			}
-			d.take(l, q, h)
-		}
+		d.take(l, q, h)
 	}
 }
 

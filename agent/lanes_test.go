@@ -125,24 +125,32 @@ func TestThreadOrderAcrossLanes(t *testing.T) {
 }
 
 // TestLaneAfterPositions checks the slow path of a thread that changes
-// lanes: it must pass exactly the lane it came from, as far as reserved.
+// lanes: it must pass exactly the lane it came from, as far as reserved,
+// and every busy lane when that lane is unknown, unless it is a goroutine
+// newer than any that recorded.
 func TestLaneAfterPositions(t *testing.T) {
 	ls := newLanes(64)
 	a, b := ls.lane(0), ls.lane(1)
 	a.tail, b.tail = 10, 3
 	key := uint64(42)
-	if got := ls.after(key, 0); len(got) != 4 {
-		t.Fatalf("unknown thread: after = %v; want both lanes", got)
+	if got := ls.after(key, 0); !got.none() {
+		t.Fatalf("new goroutine: after = %+v; want none", got)
+	}
+	if got := ls.after(key, 0); got.all == nil || fmt.Sprint(*got.all) != "[0 10 1 3]" {
+		t.Fatalf("goroutine not newer than the newest: after = %+v; want both lanes", got)
+	}
+	if got := ls.after(hostThreadBit|7, 0); got.all == nil || len(*got.all) != 4 {
+		t.Fatalf("host thread: after = %+v; want both lanes", got)
 	}
 	entry, at := lastEntry(key, 1)
 	ls.last[at] = entry
-	if got := ls.after(key, 0); fmt.Sprint(got) != "[1 3]" {
-		t.Fatalf("thread last on lane 1: after = %v; want [1 3]", got)
+	if got := ls.after(key, 0); got.all != nil || got.lane != 1 || got.pos != 3 {
+		t.Fatalf("thread last on lane 1: after = %+v; want lane 1 up to 3", got)
 	}
 	other, _ := lastEntry(key+1<<20, 1)
 	ls.last[at] = other
-	if got := ls.after(key, 0); len(got) != 4 {
-		t.Fatalf("entry taken by another thread: after = %v; want both lanes", got)
+	if got := ls.after(key, 0); got.all == nil || len(*got.all) != 4 {
+		t.Fatalf("entry taken by another thread: after = %+v; want both lanes", got)
 	}
 }
 

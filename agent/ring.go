@@ -38,7 +38,7 @@ type slot struct {
 	method int32
 	exc    int32
 	rel    int32
-	after  bool   // text.after lists lane positions the drain must pass first
+	after  bool   // text.after: lane positions the drain must pass first
 	thread uint64 // thread key: goid, or hostThreadBit|host thread id
 }
 
@@ -46,9 +46,22 @@ type slot struct {
 // so that slots stay small.
 type text struct {
 	key, value string
-	batch      *[]byte  // kindBatch: the records, owned by the drain once published
-	after      []uint64 // lane, position pairs: see lanes.after
+	batch      *[]byte // kindBatch: the records, owned by the drain once published
+	after      behind  // slot.after: what the event must come after
 }
+
+// behind is what a thread's event must come after: the events the thread
+// recorded on other lanes before. Usually that is one lane, as far as it
+// had been reserved; when the thread's previous lane is unknown, all holds
+// lane, position pairs for every lane that had events waiting.
+type behind struct {
+	lane int32
+	pos  uint64
+	all  *[]uint64
+}
+
+// none reports whether b asks for nothing: a position 0 is always passed.
+func (b behind) none() bool { return b.pos == 0 && b.all == nil }
 
 // hostThreadBit marks thread keys that come from a host (JVM or C thread)
 // rather than from a goroutine id.
@@ -86,6 +99,8 @@ type lanes struct {
 	last []uint64
 	// moved counts events recorded after their thread changed lanes.
 	moved atomic.Int64
+	// newest is the highest goroutine id that has recorded.
+	newest atomic.Uint64
 
 	_ [cacheLine]byte
 	// sleeping is 1 while the drain is parked waiting for wake. It has a
@@ -168,23 +183,32 @@ func lastEntry(key uint64, p int) (entry uint64, at int) {
 }
 
 // after is the slow path of a thread whose latest event was not on lane p
-// (or is unknown): it returns the lane positions that everything the thread
-// recorded before has, as lane, position pairs, for the drain to pass
-// before the thread's next event. Called unpinned, before the event's slot
-// is reserved: every earlier event of the thread was published by then.
-func (ls *lanes) after(key uint64, p int) []uint64 {
+// (or is unknown): it returns what the thread's next event must come
+// after. Called unpinned, before the event's slot is reserved: every
+// earlier event of the thread was published by then.
+func (ls *lanes) after(key uint64, p int) behind {
 	entry, at := lastEntry(key, p)
 	e := atomic.LoadUint64(&ls.last[at])
 	all := ls.list()
 	if e&^0xFFFF == entry&^0xFFFF {
 		// The thread's previous lane is known: only it matters.
 		if q := int(e & 0xFFFF); q < len(all) && all[q] != nil {
-			return []uint64{uint64(q), all[q].published()}
+			return behind{lane: int32(q), pos: all[q].published()}
 		}
-		return nil
+		return behind{}
 	}
-	// Unknown: a thread new to the table, or one whose entry another
-	// thread took. Pass every lane as far as it has been reserved.
+	// A goroutine with a higher id than any that recorded has recorded
+	// nothing: its first event comes after nothing.
+	if key&hostThreadBit == 0 {
+		for newest := ls.newest.Load(); key > newest; newest = ls.newest.Load() {
+			if ls.newest.CompareAndSwap(newest, key) {
+				return behind{}
+			}
+		}
+	}
+	// Unknown: a thread whose entry another thread took, a host thread,
+	// or a goroutine whose id was handed out before a newer one recorded.
+	// Pass every lane as far as it has been reserved.
 	var pos []uint64
 	for q, l := range all {
 		if l != nil {
@@ -193,7 +217,10 @@ func (ls *lanes) after(key uint64, p int) []uint64 {
 			}
 		}
 	}
-	return pos
+	if pos == nil {
+		return behind{}
+	}
+	return behind{lane: -1, all: &pos}
 }
 
 // published returns the lane's next index to reserve: every index before
@@ -275,7 +302,7 @@ func (ls *lanes) waitRoom(l *lane) bool {
 // the drain has ended. It is the path of everything but the fixed-size
 // events, which recordOn writes out inline.
 func (ls *lanes) claim(key uint64) (l *lane, i uint64, sl *slot, ok bool) {
-	var after []uint64
+	var after behind
 	computed := false
 	for {
 		p := procPin()
@@ -307,7 +334,7 @@ func (ls *lanes) claim(key uint64) (l *lane, i uint64, sl *slot, ok bool) {
 			atomic.StoreUint64(&ls.last[at], entry)
 		}
 		sl = &l.slots[i&ls.mask]
-		sl.after = len(after) > 0
+		sl.after = !after.none()
 		if sl.after {
 			l.texts[i&ls.mask].after = after
 			ls.moved.Add(1)
