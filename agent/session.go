@@ -55,6 +55,9 @@ type session struct {
 	beginMono int64
 	events    atomic.Int64
 	// batchBytes counts the bytes of host batches waiting for the drain.
+	// Hosts and the drain write it: it is kept off the line of brk, which
+	// the drain reads for every slot.
+	_          [cacheLine]byte
 	batchBytes atomic.Int64
 	batchRoom  batchRoom
 
