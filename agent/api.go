@@ -46,13 +46,8 @@ func recordOn(s *session, thread uint64, k kind, method, exc int32, line uint16,
 		return
 	}
 	sl := &l.slots[i&ls.mask]
-	sl.flag = flag
-	sl.line = line
-	sl.method = method
-	sl.exc = exc
-	sl.rel = s.clock.Load()
+	sl.fill(thread, method, exc, line, flag, s.clock.Load())
 	sl.after = false
-	sl.thread = thread
 	setTail(l, i+1)
 	v := ls.lap(i)<<8 | uint32(k)
 	if i&(ls.batch-1) != ls.batch-1 {
@@ -71,12 +66,7 @@ func recordSlow(s *session, thread uint64, k kind, method, exc int32, line uint1
 	if !ok {
 		return
 	}
-	sl.flag = flag
-	sl.line = line
-	sl.method = method
-	sl.exc = exc
-	sl.rel = s.clock.Load()
-	sl.thread = thread
+	sl.fill(thread, method, exc, line, flag, s.clock.Load())
 	s.lanes.commit(l, sl, i, k)
 }
 

@@ -185,12 +185,9 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	sl.thread = key
 	sl.rel = s.clock.Load()
 	l.texts[i&s.lanes.mask].batch = cp
+	s.lanes.commit(l, sl, i, kindBatch)
 	if pending >= batchWake {
-		s.lanes.publishLast(sl, s.lanes.lap(i)<<8|uint32(kindBatch))
-		l.release()
-		procUnpin()
-	} else {
-		s.lanes.commit(l, sl, i, kindBatch)
+		s.lanes.nudge()
 	}
 	return n, nil
 }

@@ -161,10 +161,7 @@ const maxRun = 4096
 // take.
 func (d *drain) step() bool {
 	ls := d.s.lanes
-	all := ls.list()
-	if len(all) > len(d.heads) {
-		d.heads = append(d.heads, make([]uint64, len(all)-len(d.heads))...)
-	}
+	all := d.lanes()
 	best, bestRel, next := -1, int32(0), int32(math.MaxInt32)
 	for q, l := range all {
 		if l == nil {
@@ -295,10 +292,7 @@ func (d *drain) pass(b behind) {
 // advance processes lane q up to position pos.
 func (d *drain) advance(q int, pos uint64) {
 	ls := d.s.lanes
-	all := ls.list()
-	if len(all) > len(d.heads) {
-		d.heads = append(d.heads, make([]uint64, len(all)-len(d.heads))...)
-	}
+	all := d.lanes()
 	if q < 0 || q >= len(all) || all[q] == nil {
 		return
 	}
@@ -322,13 +316,28 @@ func (d *drain) await(l *lane, h uint64) bool {
 			return false
 		default:
 		}
-		if spin < 16 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(20 * time.Microsecond)
-		}
+		backoff(spin)
 	}
 	return true
+}
+
+// backoff waits a little, longer once spin grows: a poll loop's pause.
+func backoff(spin int) {
+	if spin < 16 {
+		runtime.Gosched()
+	} else {
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// lanes returns the lanes made so far, indexed by P id with nil holes,
+// and makes sure each has a head.
+func (d *drain) lanes() []*lane {
+	all := d.s.lanes.list()
+	if n := len(all) - len(d.heads); n > 0 {
+		d.heads = append(d.heads, make([]uint64, n)...)
+	}
+	return all
 }
 
 // limit is how far lane q may be consumed before the pending data break.
@@ -343,8 +352,9 @@ func (d *drain) limit(q int) uint64 {
 // passed reports whether every lane has reached the break at positions
 // pos.
 func (d *drain) passed(pos []uint64) bool {
+	d.lanes() // pos has no more lanes than the list
 	for q, p := range pos {
-		if q < len(d.heads) && d.heads[q] < p || q >= len(d.heads) && p > 0 {
+		if d.heads[q] < p {
 			return false
 		}
 	}
@@ -353,8 +363,8 @@ func (d *drain) passed(pos []uint64) bool {
 
 // saveHeads tells producers how far each lane has been consumed.
 func (d *drain) saveHeads() {
-	for q, l := range d.s.lanes.list() {
-		if l != nil && q < len(d.heads) {
+	for q, l := range d.lanes() {
+		if l != nil {
 			l.head.Store(d.heads[q])
 		}
 	}
@@ -363,8 +373,8 @@ func (d *drain) saveHeads() {
 // anyReady reports whether some lane has a published slot at its head.
 func (d *drain) anyReady() bool {
 	ls := d.s.lanes
-	for q, l := range ls.list() {
-		if l != nil && (q >= len(d.heads) || ls.ready(l, d.heads[q])) {
+	for q, l := range d.lanes() {
+		if l != nil && ls.ready(l, d.heads[q]) {
 			return true
 		}
 	}
@@ -383,14 +393,10 @@ func (d *drain) settled(grace time.Duration) bool {
 		if time.Now().After(deadline) {
 			break
 		}
-		if spin < 16 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(20 * time.Microsecond)
-		}
+		backoff(spin)
 	}
-	for q, l := range d.s.lanes.list() {
-		if l != nil && q < len(d.heads) && d.heads[q] != l.published() {
+	for q, l := range d.lanes() {
+		if l != nil && d.heads[q] != l.published() {
 			return false
 		}
 	}
@@ -405,8 +411,8 @@ func (d *drain) settled(grace time.Duration) bool {
 func (d *drain) park(wait time.Duration) {
 	ls := d.s.lanes
 	ls.sleeping.Store(1)
-	for q, l := range ls.list() {
-		if l != nil && q < len(d.heads) && ls.ready(l, d.heads[q]|(ls.batch-1)) {
+	for q, l := range d.lanes() {
+		if l != nil && ls.ready(l, d.heads[q]|(ls.batch-1)) {
 			ls.sleeping.Store(0)
 			return
 		}

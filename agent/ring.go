@@ -42,6 +42,17 @@ type slot struct {
 	thread uint64 // thread key: goid, or hostThreadBit|host thread id
 }
 
+// fill sets the fields of a fixed-size event; the header is published
+// last, by the caller.
+func (sl *slot) fill(thread uint64, method, exc int32, line uint16, flag bool, rel int32) {
+	sl.flag = flag
+	sl.line = line
+	sl.method = method
+	sl.exc = exc
+	sl.rel = rel
+	sl.thread = thread
+}
+
 // text holds what a slot rarely needs, beside the slot of the same index
 // so that slots stay small.
 type text struct {
@@ -226,9 +237,6 @@ func (ls *lanes) after(key uint64, p int) behind {
 // published returns the lane's next index to reserve: every index before
 // it is published or about to be.
 func (l *lane) published() uint64 { return atomic.LoadUint64(&l.tail) }
-
-// at returns the slot of index i.
-func (ls *lanes) at(l *lane, i uint64) *slot { return &l.slots[i&ls.mask] }
 
 // lap is the 24-bit lap number the header of index i carries.
 func (ls *lanes) lap(i uint64) uint32 { return uint32(i>>ls.shift+1) & 0xFFFFFF }

@@ -58,27 +58,7 @@ func benchIngest(b *testing.B, chunks [][]byte, n, k int, file string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		a := dial(b, srv, bytefrog.Version1)
-		expect(b, a, bytefrog.MsgStart)
-		run := nextRun(b, srv)
-		for range k {
-			if _, err := a.OpenData(); err != nil {
-				b.Fatal(err)
-			}
-		}
-		var wg sync.WaitGroup
-		for i := range k {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := a.Write(i, per[i]); err != nil {
-					b.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
-		must(b, a.Shutdown(false))
-		rep := wait(b, run)
+		rep := sendAll(b, srv, bytefrog.Version1, per)
 		if !rep.OK || rep.Sequenced != int64(n) {
 			b.Fatalf("run: %s, %d events; want %d", rep.Result(), rep.Sequenced, n)
 		}
@@ -148,17 +128,7 @@ func benchMarkerRuns(b *testing.B, file string) {
 	runtime.ReadMemStats(&ms0)
 	cpu0 := cpuTime()
 	for range b.N {
-		a := dial(b, srv, bytefrog.Version1)
-		expect(b, a, bytefrog.MsgStart)
-		run := nextRun(b, srv)
-		if _, err := a.OpenData(); err != nil {
-			b.Fatal(err)
-		}
-		if err := a.Write(0, data); err != nil {
-			b.Fatal(err)
-		}
-		must(b, a.Shutdown(false))
-		rep := wait(b, run)
+		rep := sendAll(b, srv, bytefrog.Version1, [][]byte{data})
 		if !rep.OK || rep.Markers != benchMarkers {
 			b.Fatalf("run: %s, %d markers; want %d", rep.Result(), rep.Markers, benchMarkers)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/hq"
@@ -66,26 +65,7 @@ func TestTraceCompression(t *testing.T) {
 				cfg.Compression = c
 				cfg.Agent.NumDataSenders = k
 			})
-			a := dial(t, srv, bytefrog.Version2)
-			expect(t, a, bytefrog.MsgStart)
-			run := nextRun(t, srv)
-			for range k {
-				_, err := a.OpenData()
-				must(t, err)
-			}
-			var wg sync.WaitGroup
-			for i := range k {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if err := a.Write(i, per[i]); err != nil {
-						t.Error(err)
-					}
-				}()
-			}
-			wg.Wait()
-			must(t, a.Shutdown(false))
-			rep := wait(t, run)
+			rep := sendAll(t, srv, bytefrog.Version2, per)
 			checkOK(t, rep, n)
 			if !strings.HasSuffix(rep.TraceFile, c.Ext()) {
 				t.Errorf("trace file %s; want the extension %s", rep.TraceFile, c.Ext())

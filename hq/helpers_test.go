@@ -134,6 +134,32 @@ func started(t testing.TB, srv *hq.Server) (*hqtest.Agent, *hq.Run, int) {
 	return a, run, i
 }
 
+// sendAll runs one agent of protocol version on srv that sends per[i] on
+// data connection i, all at once, then shuts down; it returns the report.
+func sendAll(t testing.TB, srv *hq.Server, version uint8, per [][]byte) *hq.Report {
+	t.Helper()
+	a := dial(t, srv, version)
+	expect(t, a, bytefrog.MsgStart)
+	run := nextRun(t, srv)
+	for range per {
+		_, err := a.OpenData()
+		must(t, err)
+	}
+	var wg sync.WaitGroup
+	for i := range per {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := a.Write(i, per[i]); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	must(t, a.Shutdown(false))
+	return wait(t, run)
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
