@@ -12,18 +12,21 @@ import (
 
 // record is the hot path shared by every recording call: check the mode,
 // reserve a slot, fill it, publish it.
-func record(k kind, method, exc int32, line uint16, flag bool) {
+func record(h uint64, method int32) {
 	s := active.Load()
 	if s == nil {
 		return
 	}
-	recordOn(s, uint64(routine.Goid()), k, method, exc, line, flag)
+	recordOn(s, uint64(routine.Goid()), h, method)
 }
 
 // recordOn records one event of a fixed-size kind. It is claim, fill and
-// commit written out in one function: this is the path every traced call
-// takes twice, and each call or reload saved shows.
-func recordOn(s *session, thread uint64, k kind, method, exc int32, line uint16, flag bool) {
+// commit written out in one function for the lane's current thread: this
+// is the path every traced call takes twice, and each call or reload saved
+// shows.
+// h is the slot header without the lap (see header): constant for most
+// calls.
+func recordOn(s *session, thread, h uint64, method int32) {
 	if s.mode.Load() != modeTracing && !s.gate() {
 		return
 	}
@@ -32,24 +35,22 @@ func recordOn(s *session, thread uint64, k kind, method, exc int32, line uint16,
 	all := ls.list()
 	if p >= len(all) || all[p] == nil {
 		procUnpin()
-		recordSlow(s, thread, k, method, exc, line, flag)
+		recordSlow(s, thread, h, method)
 		return
 	}
 	l := all[p]
 	l.acquire()
 	i := loadTail(l)
-	entry, at := lastEntry(thread, p)
-	if i >= l.room && !ls.hasRoom(l, i) || atomic.LoadUint64(&ls.last[at]) != entry {
+	if i >= l.room && !ls.hasRoom(l, i) || atomic.LoadUint64(&l.cur) != thread {
 		l.release()
 		procUnpin()
-		recordSlow(s, thread, k, method, exc, line, flag)
+		recordSlow(s, thread, h, method)
 		return
 	}
 	sl := &l.slots[i&ls.mask]
-	sl.fill(thread, method, exc, line, flag, s.clock.Load())
-	sl.after = false
+	sl.data = eventData(method, s.clock.Load())
 	setTail(l, i+1)
-	v := ls.lap(i)<<8 | uint32(k)
+	v := ls.lap(i) | h
 	if i&(ls.batch-1) != ls.batch-1 {
 		storeRelease(&sl.hdr, v)
 	} else {
@@ -60,14 +61,14 @@ func recordOn(s *session, thread uint64, k kind, method, exc int32, line uint16,
 }
 
 // recordSlow is recordOn for a P without a lane yet, a full lane, or a
-// thread that moved from another lane.
-func recordSlow(s *session, thread uint64, k kind, method, exc int32, line uint16, flag bool) {
+// thread that is not its lane's current one.
+func recordSlow(s *session, thread, h uint64, method int32) {
 	l, i, sl, ok := s.lanes.claim(thread)
 	if !ok {
 		return
 	}
-	sl.fill(thread, method, exc, line, flag, s.clock.Load())
-	s.lanes.commit(l, sl, i, k)
+	sl.data = eventData(method, s.clock.Load())
+	s.lanes.commit(l, sl, i, h)
 }
 
 func recordText(k kind, key, value string) {
@@ -78,17 +79,14 @@ func recordText(k kind, key, value string) {
 	if s.mode.Load() != modeTracing && !s.gate() {
 		return
 	}
-	thread := uint64(routine.Goid())
-	l, i, sl, ok := s.lanes.claim(thread)
+	l, i, sl, ok := s.lanes.claim(uint64(routine.Goid()))
 	if !ok {
 		return
 	}
-	sl.method, sl.exc = 0, 0
-	sl.rel = s.clock.Load()
-	sl.thread = thread
+	sl.data = eventData(0, s.clock.Load())
 	t := &l.texts[i&s.lanes.mask]
 	t.key, t.value = key, value
-	s.lanes.commit(l, sl, i, k)
+	s.lanes.commit(l, sl, i, uint64(k))
 }
 
 // Enter records a MethodEntry on the calling goroutine and returns a Frame
@@ -104,24 +102,24 @@ func (m *Method) Enter() Frame {
 		return Frame{m: m}
 	}
 	g := uint64(routine.Goid())
-	recordOn(s, g, kindEntry, m.id, 0, 0, false)
+	recordOn(s, g, entryHeader, m.id)
 	return Frame{m: m, s: s, g: g}
 }
 
 // Exit records a MethodExit with an unknown line.
-func (m *Method) Exit() { record(kindExit, m.id, 0, noLine, false) }
+func (m *Method) Exit() { record(exitHeader, m.id) }
 
 // ExitLine records a MethodExit at a source line.
-func (m *Method) ExitLine(line int) { record(kindExit, m.id, 0, clampLine(line), false) }
+func (m *Method) ExitLine(line int) { record(header(kindExit, 0, clampLine(line), false), m.id) }
 
 // Throw records an Exception raised in m at line.
 func (m *Method) Throw(e *ExceptionType, line int) {
-	record(kindThrow, m.id, e.id, clampLine(line), false)
+	record(header(kindThrow, e.id, clampLine(line), false), m.id)
 }
 
 // Bubble records that m ended by letting exception e pass: it takes the
 // place of Exit for that call.
-func (m *Method) Bubble(e *ExceptionType) { record(kindBubble, m.id, e.id, 0, true) }
+func (m *Method) Bubble(e *ExceptionType) { record(header(kindBubble, e.id, 0, false), m.id) }
 
 // Frame is an entered method call; see Method.Enter. It remembers the
 // session and goroutine of the entry so that Exit repeats no lookup.
@@ -134,7 +132,7 @@ type Frame struct {
 // Exit records the exit of the call.
 func (f Frame) Exit() {
 	if f.s != nil { // a session that ended is no longer in tracing mode
-		recordOn(f.s, f.g, kindExit, f.m.id, 0, noLine, false)
+		recordOn(f.s, f.g, exitHeader, f.m.id)
 	}
 }
 
@@ -164,18 +162,22 @@ func SetThreadName(name string) {
 	if s.stopping.Load() {
 		return
 	}
-	thread := uint64(routine.Goid())
-	l, i, sl, ok := s.lanes.claim(thread)
+	l, i, sl, ok := s.lanes.claim(uint64(routine.Goid()))
 	if !ok {
 		return
 	}
-	sl.rel = s.clock.Load()
-	sl.thread = thread
+	sl.data = eventData(0, s.clock.Load())
 	l.texts[i&s.lanes.mask].key = name
-	s.lanes.commit(l, sl, i, kindName)
+	s.lanes.commit(l, sl, i, uint64(kindName))
 }
 
 const noLine = 0xFFFF
+
+// Headers of the most common events (see header).
+const (
+	entryHeader = uint64(kindEntry)
+	exitHeader  = uint64(kindExit) | noLine<<8
+)
 
 func clampLine(line int) uint16 {
 	if line < 0 || line >= noLine {

@@ -182,10 +182,9 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 		batchPool.Put(cp)
 		return 0, nil
 	}
-	sl.thread = key
-	sl.rel = s.clock.Load()
+	sl.data = eventData(0, s.clock.Load())
 	l.texts[i&s.lanes.mask].batch = cp
-	s.lanes.commit(l, sl, i, kindBatch)
+	s.lanes.commit(l, sl, i, uint64(kindBatch))
 	if pending >= batchWake {
 		s.lanes.nudge()
 	}
@@ -259,16 +258,16 @@ func (d *drain) batch(thread uint64, t *text) {
 			batchPool.Put(bp)
 		}
 	}()
-	var sl slot
+	var ev event
 	var rt text
-	sl.thread = thread
+	ev.thread = thread
 	for off := 0; off < len(b); {
 		r := b[off:]
-		sl.flag = r[1]&BatchFlagThrown != 0
-		sl.line = binary.LittleEndian.Uint16(r[2:])
-		sl.method = int32(binary.LittleEndian.Uint32(r[4:]))
-		sl.exc = int32(binary.LittleEndian.Uint32(r[8:]))
-		sl.rel = d.s.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
+		ev.thrown = r[1]&BatchFlagThrown != 0
+		ev.line = binary.LittleEndian.Uint16(r[2:])
+		ev.method = int32(binary.LittleEndian.Uint32(r[4:]))
+		ev.exc = int32(binary.LittleEndian.Uint32(r[8:]))
+		ev.rel = d.s.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
 		k := batchKinds[r[0]]
 		if k == kindMarker || k == kindName {
 			l1 := int(binary.LittleEndian.Uint16(r[12:]))
@@ -278,7 +277,7 @@ func (d *drain) batch(thread uint64, t *text) {
 			mutf := r[1]&BatchFlagMUTF8 != 0
 			if k == kindMarker && wireReady(p[:l1+l2], l1, mutf) {
 				// The bytes are already what the wire carries.
-				d.markerMUTF8(sl.rel, key, value)
+				d.markerMUTF8(ev.rel, key, value)
 				off += recordSize(r)
 				continue
 			}
@@ -288,7 +287,7 @@ func (d *drain) batch(thread uint64, t *text) {
 				rt.key, rt.value = string(key), string(value)
 			}
 		}
-		d.process(k, &sl, &rt)
+		d.process(k, &ev, &rt)
 		off += recordSize(r)
 	}
 }

@@ -39,7 +39,7 @@ type Config struct {
 	// events before it is sent. Default 20ms.
 	FlushInterval time.Duration
 	// RingSize is the number of event slots, per P that records, between
-	// instrumented code and the encoder (a power of two, 96 bytes each).
+	// instrumented code and the encoder (a power of two, 80 bytes each).
 	// Default 16384.
 	RingSize int
 	// LogLevel is the least severe level logged. Default warn.

@@ -100,6 +100,7 @@ type drain struct {
 	lastBreak int32
 	broke     bool
 	heads     []uint64 // next index to consume, by lane
+	threads   []uint64 // thread key of the latest kindThread slot consumed, by lane
 	brk       []uint64 // the pending data break's lane positions; nil when none
 	discard   bool     // the run failed: consume slots without sending
 }
@@ -172,10 +173,16 @@ func (d *drain) step() bool {
 			continue
 		}
 		sl := &l.slots[h&ls.mask]
-		if atomic.LoadUint32(&sl.hdr)>>8 != ls.lap(h) {
+		v := atomic.LoadUint64(&sl.hdr)
+		if !ls.current(v, h) {
 			continue
 		}
-		switch r := sl.rel; {
+		if kind(v&hdrKind) == kindThread {
+			// It takes no time: take it now, with what it comes after.
+			d.take(l, q, h)
+			return true
+		}
+		switch r := int32(sl.data >> 32); {
 		case best < 0:
 			best, bestRel = q, r
 		case r < bestRel:
@@ -197,77 +204,104 @@ func (d *drain) step() bool {
 }
 
 // consume processes lane q's published slots from its head, before index
-// end, while they are not later than until. Entries and exits of the
-// thread of the previous event, of methods already mapped, are encoded
-// here into the buffer kept in a local: the bulk of any trace.
+// end, while they are not later than until.
 func (d *drain) consume(l *lane, q int, until int32, end uint64) {
 	ls := d.s.lanes
 	h := d.heads[q]
-	var buf []byte // d.cur.b while fast is true
-	fast := false
 	pending := &d.s.brk.pending
-	for ; h < end; h++ {
+	for h < end {
 		sl := &l.slots[h&ls.mask]
-		v := atomic.LoadUint32(&sl.hdr)
-		if v>>8 != ls.lap(h) || sl.rel > until || d.brk == nil && pending.Load() {
+		v := atomic.LoadUint64(&sl.hdr)
+		if !ls.current(v, h) || d.brk == nil && pending.Load() {
 			// A new break: the run loop takes it and limits the lanes.
 			break
 		}
-		if k, m := kind(v), sl.method; fast && !sl.after && sl.thread == d.lastKey &&
-			uint(m) < uint(len(d.methodSent)) && d.methodSent[m] {
-			n := len(buf)
-			if cap(buf)-n < bytefrog.MethodExitSize {
-				goto general
-			}
-			switch {
-			case k == kindEntry:
-				buf = buf[:n+bytefrog.MethodEntrySize]
-				bytefrog.PutMethodEntry(buf[n:], sl.rel, d.seq, m, d.lastTid)
-			case k == kindExit && !d.codePulse:
-				buf = buf[:n+bytefrog.MethodExitSize]
-				bytefrog.PutMethodExit(buf[n:], sl.rel, d.seq, m, sl.line, d.lastTid)
-			default:
-				goto general
-			}
-			d.seq++
-			d.counted++
-			if len(buf) >= d.full {
-				d.cur.b = buf
-				d.ship()
-				fast = false
-			}
-			if (h+1)&63 == 0 {
-				l.head.Store(h + 1)
-			}
-			continue
+		k := kind(v & hdrKind)
+		if k != kindThread && int32(sl.data>>32) > until {
+			break
 		}
-	general:
-		if fast {
-			d.cur.b = buf
+		if (k == kindEntry || k == kindExit) && d.cur != nil && d.lastOK && d.lastKey == d.threads[q] {
+			if next := d.encode(l, h, until, end); next != h {
+				h = next
+				continue
+			}
 		}
 		d.take(l, q, h)
-		if fast = d.cur != nil && d.lastOK; fast {
-			buf = d.cur.b
-		}
-	}
-	if fast {
-		d.cur.b = buf
+		h++
 	}
 	d.heads[q] = h
 }
 
-// take processes the published slot h of lane l (lane q): first the
-// events of its thread it must come after, then the slot.
+// encode writes out lane l's slots from index h, before end, while they are
+// entries and exits not later than until, of methods already mapped, and
+// the buffer has room. They are the lane's thread's, which is the thread
+// of the previous event: the bulk of any trace, written here with what it
+// needs in locals. It returns the index of the first slot it left.
+func (d *drain) encode(l *lane, h uint64, until int32, end uint64) uint64 {
+	ls := d.s.lanes
+	slots, mask, shift := l.slots, ls.mask, ls.shift&63
+	sent, tid, seq, codePulse := d.methodSent, d.lastTid, d.seq, d.codePulse
+	pending, watch := &d.s.brk.pending, d.brk == nil
+	buf := d.cur.b
+	n := len(buf)
+	stop := min(d.full, cap(buf)-bytefrog.MethodExitSize+1)
+	buf = buf[:cap(buf)]
+loop:
+	for ; h < end && n < stop; h++ {
+		sl := &slots[h&mask]
+		v := atomic.LoadUint64(&sl.hdr)
+		if (v^(h>>shift+1)<<hdrLapShift)>>hdrLapShift != 0 || watch && pending.Load() {
+			break
+		}
+		data := sl.data
+		m, rel := int32(uint32(data)), int32(data>>32)
+		if rel > until || uint(m) >= uint(len(sent)) || !sent[m] {
+			break
+		}
+		switch k := kind(v & hdrKind); {
+		case k == kindEntry:
+			bytefrog.PutMethodEntry(buf[n:n+bytefrog.MethodEntrySize], rel, seq, m, tid)
+			n += bytefrog.MethodEntrySize
+		case k == kindExit && !codePulse:
+			bytefrog.PutMethodExit(buf[n:n+bytefrog.MethodExitSize], rel, seq, m, uint16(v>>8), tid)
+			n += bytefrog.MethodExitSize
+		default:
+			break loop
+		}
+		seq++
+		if (h+1)&63 == 0 {
+			l.head.Store(h + 1)
+		}
+	}
+	d.counted += int64(seq - d.seq)
+	d.seq = seq
+	d.cur.b = buf[:n]
+	if n >= d.full {
+		d.ship()
+	}
+	return h
+}
+
+// take processes the published slot h of lane l (lane q). A kindThread
+// slot makes its thread the lane's, once the events of that thread it
+// must come after are processed.
 func (d *drain) take(l *lane, q int, h uint64) {
 	ls := d.s.lanes
 	sl, t := &l.slots[h&ls.mask], &l.texts[h&ls.mask]
-	if sl.after {
-		a := t.after
-		t.after = behind{}
-		d.heads[q] = h
-		d.pass(a)
+	v := atomic.LoadUint64(&sl.hdr)
+	if k := kind(v & hdrKind); k != kindThread {
+		var ev event
+		ev.unpack(v, sl.data, d.threads[q])
+		d.process(k, &ev, t)
+	} else {
+		if v&hdrAfter != 0 {
+			a := t.after
+			t.after = behind{}
+			d.heads[q] = h
+			d.pass(a)
+		}
+		d.threads[q] = sl.data
 	}
-	d.process(kind(atomic.LoadUint32(&sl.hdr)), sl, t)
 	d.heads[q] = h + 1
 	if (h+1)&63 == 0 {
 		l.head.Store(h + 1)
@@ -331,11 +365,12 @@ func backoff(spin int) {
 }
 
 // lanes returns the lanes made so far, indexed by P id with nil holes,
-// and makes sure each has a head.
+// and makes sure each has a head and a thread.
 func (d *drain) lanes() []*lane {
 	all := d.s.lanes.list()
 	if n := len(all) - len(d.heads); n > 0 {
 		d.heads = append(d.heads, make([]uint64, n)...)
+		d.threads = append(d.threads, make([]uint64, n)...)
 	}
 	return all
 }
@@ -494,11 +529,11 @@ func (d *drain) ship() {
 	d.s.pool.queue <- b // never blocks: the queue holds every buffer
 }
 
-// process handles one published slot; t holds its strings, cleared here so
+// process handles one event; t holds its strings, cleared here so
 // the ring keeps no string alive.
-func (d *drain) process(k kind, sl *slot, t *text) {
+func (d *drain) process(k kind, ev *event, t *text) {
 	if !k.sequenced() {
-		d.unsequenced(k, sl, t)
+		d.unsequenced(k, ev, t)
 		return
 	}
 	b := d.cur
@@ -510,16 +545,16 @@ func (d *drain) process(k kind, sl *slot, t *text) {
 	}
 	var tid uint16
 	if k != kindMarker { // a Marker carries no thread id
-		if d.lastOK && sl.thread == d.lastKey {
+		if d.lastOK && ev.thread == d.lastKey {
 			tid = d.lastTid
 		} else {
-			tid = d.tid(b, sl.thread, sl.rel)
+			tid = d.tid(b, ev.thread, ev.rel)
 		}
 	}
-	if m := sl.method; m > 0 && (int(m) >= len(d.methodSent) || !d.methodSent[m]) {
+	if m := ev.method; m > 0 && (int(m) >= len(d.methodSent) || !d.methodSent[m]) {
 		d.mapMethod(b, m)
 	}
-	if e := sl.exc; e > 0 && (int(e) >= len(d.excSent) || !d.excSent[e]) {
+	if e := ev.exc; e > 0 && (int(e) >= len(d.excSent) || !d.excSent[e]) {
 		d.mapException(b, e)
 	}
 	seq := d.seq
@@ -527,19 +562,19 @@ func (d *drain) process(k kind, sl *slot, t *text) {
 	p := b.b
 	switch k {
 	case kindEntry:
-		p = bytefrog.AppendMethodEntry(p, sl.rel, seq, sl.method, tid)
+		p = bytefrog.AppendMethodEntry(p, ev.rel, seq, ev.method, tid)
 	case kindExit:
 		if d.codePulse {
-			p = bytefrog.AppendMethodExitCodePulse(p, sl.rel, seq, sl.method, sl.flag, tid)
+			p = bytefrog.AppendMethodExitCodePulse(p, ev.rel, seq, ev.method, ev.thrown, tid)
 		} else {
-			p = bytefrog.AppendMethodExit(p, sl.rel, seq, sl.method, sl.line, tid)
+			p = bytefrog.AppendMethodExit(p, ev.rel, seq, ev.method, ev.line, tid)
 		}
 	case kindThrow:
-		p = bytefrog.AppendException(p, sl.rel, seq, sl.method, sl.exc, sl.line, tid)
+		p = bytefrog.AppendException(p, ev.rel, seq, ev.method, ev.exc, ev.line, tid)
 	case kindBubble:
-		p = bytefrog.AppendExceptionBubble(p, sl.rel, seq, sl.method, sl.exc, tid)
+		p = bytefrog.AppendExceptionBubble(p, ev.rel, seq, ev.method, ev.exc, tid)
 	case kindMarker:
-		p = bytefrog.AppendMarker(p, sl.rel, seq, t.key, t.value)
+		p = bytefrog.AppendMarker(p, ev.rel, seq, t.key, t.value)
 		*t = text{}
 	}
 	b.b = p
@@ -551,15 +586,15 @@ func (d *drain) process(k kind, sl *slot, t *text) {
 
 // unsequenced handles the slots that take no sequence number: host
 // batches, thread names and thread ends.
-func (d *drain) unsequenced(k kind, sl *slot, t *text) {
+func (d *drain) unsequenced(k kind, ev *event, t *text) {
 	switch k {
 	case kindBatch:
-		d.batch(sl.thread, t)
+		d.batch(ev.thread, t)
 	case kindName:
-		d.rename(sl.thread, t.key, sl.rel)
+		d.rename(ev.thread, t.key, ev.rel)
 		*t = text{}
 	case kindEnd:
-		d.forget(sl.thread)
+		d.forget(ev.thread)
 	}
 }
 

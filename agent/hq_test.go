@@ -349,8 +349,7 @@ func TestInternalPanicEndsRunNotHost(t *testing.T) {
 	a, _ := startAgent(t, h, testConfig(h.Srv.Addr()))
 	s := active.Load()
 	l, i, sl, _ := s.lanes.claim(7)
-	sl.after = false
-	s.lanes.commit(l, sl, i, kindBatch)
+	s.lanes.commit(l, sl, i, uint64(kindBatch))
 	select {
 	case <-a.Done():
 	case <-time.After(10 * time.Second):

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"strconv"
 	"sync"
@@ -127,7 +128,8 @@ func TestThreadOrderAcrossLanes(t *testing.T) {
 // TestLaneAfterPositions checks the slow path of a thread that changes
 // lanes: it must pass exactly the lane it came from, as far as reserved,
 // and every busy lane when that lane is unknown, unless it is a goroutine
-// newer than any that recorded.
+// newer than any that recorded; and the lane it left must no longer take
+// it for its current thread.
 func TestLaneAfterPositions(t *testing.T) {
 	ls := newLanes(64)
 	a, b := ls.lane(0), ls.lane(1)
@@ -144,13 +146,21 @@ func TestLaneAfterPositions(t *testing.T) {
 	}
 	entry, at := lastEntry(key, 1)
 	ls.last[at] = entry
+	a.cur, b.cur = key+1, key
 	if got := ls.after(key, 0); got.all != nil || got.lane != 1 || got.pos != 3 {
 		t.Fatalf("thread last on lane 1: after = %+v; want lane 1 up to 3", got)
 	}
+	if a.cur != key+1 || b.cur != 0 {
+		t.Fatalf("lanes' threads %d, %d after the move; want %d, 0", a.cur, b.cur, key+1)
+	}
 	other, _ := lastEntry(key+1<<20, 1)
 	ls.last[at] = other
+	b.cur = key
 	if got := ls.after(key, 0); got.all == nil || len(*got.all) != 4 {
 		t.Fatalf("entry taken by another thread: after = %+v; want both lanes", got)
+	}
+	if b.cur != 0 {
+		t.Fatal("lane 1 still takes the thread for its own after a move from an unknown lane")
 	}
 }
 
@@ -282,5 +292,44 @@ func TestBreakHoldsLaterEvents(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != 200 {
 		t.Fatalf("data breaks %v; want [200]", got)
+	}
+}
+
+// TestNamesOverflow checks that a bounded registry gives its last id to
+// every name past the bound, under the overflow name.
+func TestNamesOverflow(t *testing.T) {
+	n := names{max: 3, overflow: "<more>"}
+	var got []int32
+	for _, s := range []string{"a", "b", "c", "d", "a"} {
+		id, _ := n.intern(s)
+		got = append(got, id)
+	}
+	if fmt.Sprint(got) != "[1 2 3 3 1]" {
+		t.Fatalf("ids %v; want [1 2 3 3 1]", got)
+	}
+	if n.name(3) != "<more>" || !n.known(3) || n.known(4) {
+		t.Fatalf("id 3 is %q (known %v, 4 known %v); want the overflow name", n.name(3), n.known(3), n.known(4))
+	}
+}
+
+// TestSlotHeader checks that a slot header keeps each field of an event
+// apart, at their widest.
+func TestSlotHeader(t *testing.T) {
+	ls := newLanes(64)
+	for _, ev := range []event{
+		{thread: 9, method: 1, exc: 0, rel: 0, line: 0},
+		{thread: 9, method: math.MaxInt32, exc: maxExceptionTypes, rel: math.MaxInt32, line: noLine, thrown: true},
+		{thread: 9, method: 77, exc: 5, rel: 123456, line: 4321},
+	} {
+		for _, i := range []uint64{0, 63, 64, 1 << 40} {
+			h := ls.lap(i) | header(kindThrow, ev.exc, ev.line, ev.thrown)
+			if !ls.current(h, i) || ls.current(h, i+64) || kind(h&hdrKind) != kindThrow {
+				t.Fatalf("index %d: header %#x does not hold its lap and kind", i, h)
+			}
+			var got event
+			if got.unpack(h, eventData(ev.method, ev.rel), 9); got != ev {
+				t.Fatalf("index %d: unpacked %+v; want %+v", i, got, ev)
+			}
+		}
 	}
 }

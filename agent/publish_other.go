@@ -8,7 +8,7 @@ import "sync/atomic"
 // sees every store made before it. Here it is sync/atomic's Store: on
 // other architectures, and under the race detector, which must see the
 // publication as synchronization.
-func storeRelease(p *uint32, v uint32) { atomic.StoreUint32(p, v) }
+func storeRelease(p *uint64, v uint64) { atomic.StoreUint64(p, v) }
 
 // loadTail returns the next index of a lane for its pinned producer.
 func loadTail(l *lane) uint64 { return atomic.LoadUint64(&l.tail) }

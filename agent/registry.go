@@ -41,6 +41,10 @@ type names struct {
 	ids   map[string]int32
 	byID  []string     // byID[id-1]
 	count atomic.Int32 // len(byID), read without the lock
+	// max, when set, is the last id given out: it stands for overflow and
+	// every name past it.
+	max      int32
+	overflow string
 }
 
 func (n *names) intern(s string) (int32, bool) {
@@ -57,6 +61,13 @@ func (n *names) intern(s string) (int32, bool) {
 	}
 	if n.ids == nil {
 		n.ids = make(map[string]int32)
+	}
+	if n.max > 0 && int32(len(n.byID)) >= n.max-1 {
+		if int32(len(n.byID)) == n.max-1 {
+			n.byID = append(n.byID, n.overflow)
+			n.count.Store(n.max)
+		}
+		return n.max, false
 	}
 	n.byID = append(n.byID, s)
 	id = int32(len(n.byID))
@@ -82,7 +93,7 @@ func (n *names) len() int {
 
 var (
 	methodNames    names
-	exceptionNames names
+	exceptionNames = names{max: maxExceptionTypes, overflow: "<more exception types>"}
 	methodHandles  sync.Map // id → *Method
 	excHandles     sync.Map // id → *ExceptionType
 )

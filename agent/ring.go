@@ -20,37 +20,79 @@ const (
 	kindName                   // thread (re)named: key is the name; unsequenced
 	kindEnd                    // host thread ended: its caches are dropped; unsequenced
 	kindBatch                  // a host batch (text.batch) of records from one thread
+	kindThread                 // the lane's next slots are of thread slot.data; unsequenced
 )
 
 // sequenced reports whether the slot becomes a Bytefrog message carrying a
 // sequence number.
 func (k kind) sequenced() bool { return k >= kindEntry && k <= kindMarker }
 
-// slot is one event between instrumented code and the drain: 32 bytes, two
-// to a cache line, because moving lines between the producing core and the
-// drain's core is what an event costs. It is written by the goroutine that
-// reserved its index and published by storing hdr last; the drain reads it
-// only after seeing the header of the index it expects.
+// slot is one event between instrumented code and the drain: 16 bytes,
+// four to a cache line, because moving lines between the producing core
+// and the drain's core is most of what an event costs. The producer writes
+// data, then publishes the slot by storing hdr; the drain reads data only
+// after seeing the header of the index it expects.
+//
+// A slot names no thread: a lane's events are those of the thread of its
+// latest kindThread slot, which a producer writes only when another thread
+// recorded on the lane last.
 type slot struct {
-	hdr    uint32 // lap<<8 | kind; lap = index/len(slots) + 1 (24 bits); atomic
-	flag   bool   // MethodExit: exit by exception (Code Pulse flavour)
-	line   uint16
+	// data is method | rel<<32 for events (rel: ms since start), the
+	// thread key for kindThread.
+	data uint64
+	// hdr is lap<<48 | exc<<hdrExcShift | line<<8 | flags | kind; atomic.
+	// lap = index/len(slots) + 1, 16 bits.
+	hdr uint64
+}
+
+// Header fields; what a slot holds is in hdr and data, so that a producer
+// fills it with two stores.
+const (
+	hdrKind     = 0xF
+	hdrThrown   = 1 << 4 // MethodExit: exit by exception (Code Pulse flavour)
+	hdrAfter    = 1 << 5 // kindThread: text.after holds what the thread must come after
+	hdrExcShift = 24
+	hdrExcBits  = 24
+	hdrLapShift = 48
+)
+
+// maxExceptionTypes bounds the exception ids a slot header holds.
+const maxExceptionTypes = 1<<hdrExcBits - 1
+
+// header packs an event's fields other than method and time, without the
+// lap.
+func header(k kind, exc int32, line uint16, thrown bool) uint64 {
+	h := uint64(k) | uint64(line)<<8 | uint64(uint32(exc))<<hdrExcShift
+	if thrown {
+		h |= hdrThrown
+	}
+	return h
+}
+
+// eventData packs an event's method and time.
+func eventData(method, rel int32) uint64 { return uint64(uint32(method)) | uint64(uint32(rel))<<32 }
+
+// event is a recorded event as the drain processes it: unpacked from a
+// slot, or read from a host batch.
+type event struct {
+	thread uint64 // thread key: goid, or hostThreadBit|host thread id
 	method int32
 	exc    int32
 	rel    int32
-	after  bool   // text.after: lane positions the drain must pass first
-	thread uint64 // thread key: goid, or hostThreadBit|host thread id
+	line   uint16
+	thrown bool
 }
 
-// fill sets the fields of a fixed-size event; the header is published
-// last, by the caller.
-func (sl *slot) fill(thread uint64, method, exc int32, line uint16, flag bool, rel int32) {
-	sl.flag = flag
-	sl.line = line
-	sl.method = method
-	sl.exc = exc
-	sl.rel = rel
-	sl.thread = thread
+// unpack sets ev to the event a slot holds, with header h, of thread. It
+// sets the fields one by one: a composite literal would be built aside and
+// copied, and that copy stalls on the stores just made.
+func (ev *event) unpack(h, data, thread uint64) {
+	ev.thread = thread
+	ev.method = int32(uint32(data))
+	ev.rel = int32(uint32(data >> 32))
+	ev.exc = int32(h >> hdrExcShift & maxExceptionTypes)
+	ev.line = uint16(h >> 8)
+	ev.thrown = h&hdrThrown != 0
 }
 
 // text holds what a slot rarely needs, beside the slot of the same index
@@ -58,7 +100,7 @@ func (sl *slot) fill(thread uint64, method, exc int32, line uint16, flag bool, r
 type text struct {
 	key, value string
 	batch      *[]byte // kindBatch: the records, owned by the drain once published
-	after      behind  // slot.after: what the event must come after
+	after      behind  // kindThread with hdrAfter: lane positions the drain must pass first
 }
 
 // behind is what a thread's event must come after: the events the thread
@@ -90,9 +132,9 @@ const cacheLine = 64
 // The drain merges the lanes. Within a lane, order is the order of
 // recording. Across lanes it takes the earliest millisecond first, and
 // a thread's events keep their order when the thread moves from one P to
-// another: its first event on the new lane carries the position its
-// previous lane had reached, and the drain passes that position first
-// (see after). A producer whose lane is full waits for room: that is the
+// another: the kindThread slot that starts its events on the new lane
+// carries the position its previous lane had reached, and the drain passes
+// that position first (see after). A producer whose lane is full waits for room: that is the
 // back-pressure that keeps memory bounded while never dropping an event.
 type lanes struct {
 	size  int    // slots per lane, a power of two
@@ -103,12 +145,12 @@ type lanes struct {
 	all atomic.Pointer[[]*lane] // indexed by P id; nil until that P records
 	mu  sync.Mutex              // serializes growth of all
 
-	// last maps a thread key to the lane of its latest event, packed with
-	// a fingerprint of the key (see lastEntry). A thread whose entry names
-	// the lane it records on now costs one load; any other takes the slow
-	// path that computes what it must come after.
+	// last maps a thread key to the lane of its latest kindThread slot,
+	// packed with a fingerprint of the key (see lastEntry): it is how a
+	// thread that starts on a lane finds the lane it comes from.
 	last []uint64
-	// moved counts events recorded after their thread changed lanes.
+	// moved counts threads that started on a lane after recording on
+	// another.
 	moved atomic.Int64
 	// newest is the highest goroutine id that has recorded.
 	newest atomic.Uint64
@@ -134,9 +176,15 @@ type lane struct {
 	_     [cacheLine]byte
 	tail  uint64 // next index to reserve; written by the pinned producer (setTail), read by others atomically
 	room  uint64 // producers reserve below it without loading head: head+size as last loaded
-	_     [cacheLine - 16]byte
-	head  atomic.Uint64 // next index the drain consumes, stored every 64 slots and when it waits
-	_     [cacheLine - 8]byte
+	// cur is the thread of the lane's latest kindThread slot, 0 before
+	// any: a producer of that thread writes its events without naming
+	// it. Written by the pinned producer; cleared when the thread starts
+	// on another lane, so that coming back it names itself and comes after
+	// what it recorded there. Atomic.
+	cur  uint64
+	_    [cacheLine - 24]byte
+	head atomic.Uint64 // next index the drain consumes, stored every 64 slots and when it waits
+	_    [cacheLine - 8]byte
 }
 
 // maxDrainBatch is the most slots of a lane a sleeping drain leaves to
@@ -193,10 +241,11 @@ func lastEntry(key uint64, p int) (entry uint64, at int) {
 	return h&^0xFFFF | uint64(p&0xFFFF), int(h >> (64 - lastBits))
 }
 
-// after is the slow path of a thread whose latest event was not on lane p
-// (or is unknown): it returns what the thread's next event must come
-// after. Called unpinned, before the event's slot is reserved: every
-// earlier event of the thread was published by then.
+// after is the slow path of a thread that is not lane p's current thread:
+// it returns what the thread's next event must come after, and makes
+// sure that no other lane still takes the thread for its current one.
+// Called unpinned, before the event's slot is reserved: every earlier
+// event of the thread was published by then.
 func (ls *lanes) after(key uint64, p int) behind {
 	entry, at := lastEntry(key, p)
 	e := atomic.LoadUint64(&ls.last[at])
@@ -204,6 +253,7 @@ func (ls *lanes) after(key uint64, p int) behind {
 	if e&^0xFFFF == entry&^0xFFFF {
 		// The thread's previous lane is known: only it matters.
 		if q := int(e & 0xFFFF); q < len(all) && all[q] != nil {
+			atomic.CompareAndSwapUint64(&all[q].cur, key, 0)
 			return behind{lane: int32(q), pos: all[q].published()}
 		}
 		return behind{}
@@ -223,6 +273,7 @@ func (ls *lanes) after(key uint64, p int) behind {
 	var pos []uint64
 	for q, l := range all {
 		if l != nil {
+			atomic.CompareAndSwapUint64(&l.cur, key, 0)
 			if t := l.published(); t > l.head.Load() {
 				pos = append(pos, uint64(q), t)
 			}
@@ -238,20 +289,23 @@ func (ls *lanes) after(key uint64, p int) behind {
 // it is published or about to be.
 func (l *lane) published() uint64 { return atomic.LoadUint64(&l.tail) }
 
-// lap is the 24-bit lap number the header of index i carries.
-func (ls *lanes) lap(i uint64) uint32 { return uint32(i>>ls.shift+1) & 0xFFFFFF }
+// lap is the lap number the header of index i carries, in place.
+func (ls *lanes) lap(i uint64) uint64 { return (i>>(ls.shift&63) + 1) << hdrLapShift }
+
+// current reports whether header h is that of index i.
+func (ls *lanes) current(h, i uint64) bool { return (h^ls.lap(i))>>hdrLapShift == 0 }
 
 // ready reports whether slot i of lane l has been published.
 func (ls *lanes) ready(l *lane, i uint64) bool {
-	return atomic.LoadUint32(&l.slots[i&ls.mask].hdr)>>8 == ls.lap(i)
+	return ls.current(atomic.LoadUint64(&l.slots[i&ls.mask].hdr), i)
 }
 
-// publish makes slot i of a lane, of kind k, visible to the drain. The
-// producer of the last slot of a batch also wakes the drain if it sleeps;
-// the others publish with a plain release store and touch no shared line
-// but the slot's own.
-func (ls *lanes) publish(s *slot, i uint64, k kind) {
-	v := ls.lap(i)<<8 | uint32(k)
+// publish makes slot i of a lane, with header h (without the lap),
+// visible to the drain. The producer of the last slot of a batch also
+// wakes the drain if it sleeps; the others publish with a plain release
+// store and touch no shared line but the slot's own.
+func (ls *lanes) publish(s *slot, i, h uint64) {
+	v := ls.lap(i) | h
 	if i&(ls.batch-1) != ls.batch-1 {
 		storeRelease(&s.hdr, v)
 		return
@@ -263,8 +317,8 @@ func (ls *lanes) publish(s *slot, i uint64, k kind) {
 // the drain if it sleeps. The store is sequentially consistent, so that the
 // load of sleeping is not ordered before it: either the drain sees the
 // slot or this sees the drain asleep.
-func (ls *lanes) publishLast(s *slot, v uint32) {
-	atomic.StoreUint32(&s.hdr, v)
+func (ls *lanes) publishLast(s *slot, v uint64) {
+	atomic.StoreUint64(&s.hdr, v)
 	if ls.sleeping.Load() != 0 {
 		ls.nudge()
 	}
@@ -305,10 +359,11 @@ func (ls *lanes) waitRoom(l *lane) bool {
 }
 
 // claim pins the calling goroutine to its P and reserves the next slot of
-// that P's lane for thread key. It returns with the goroutine still pinned:
+// that P's lane for thread key, after a kindThread slot when key is not
+// the lane's current thread. It returns with the goroutine still pinned:
 // the caller fills the slot and calls commit. ok is false, unpinned, when
 // the drain has ended. It is the path of everything but the fixed-size
-// events, which recordOn writes out inline.
+// events of a lane's current thread, which recordOn writes out inline.
 func (ls *lanes) claim(key uint64) (l *lane, i uint64, sl *slot, ok bool) {
 	var after behind
 	computed := false
@@ -323,7 +378,12 @@ func (ls *lanes) claim(key uint64) (l *lane, i uint64, sl *slot, ok bool) {
 		l = all[p]
 		l.acquire()
 		i = loadTail(l)
-		if i >= l.room && !ls.hasRoom(l, i) {
+		start := atomic.LoadUint64(&l.cur) != key
+		last := i
+		if start {
+			last++
+		}
+		if last >= l.room && !ls.hasRoom(l, last) {
 			l.release()
 			procUnpin()
 			if !ls.waitRoom(l) {
@@ -331,30 +391,44 @@ func (ls *lanes) claim(key uint64) (l *lane, i uint64, sl *slot, ok bool) {
 			}
 			continue
 		}
-		entry, at := lastEntry(key, p)
-		if atomic.LoadUint64(&ls.last[at]) != entry {
+		if start {
 			if !computed {
 				l.release()
 				procUnpin()
 				after, computed = ls.after(key, p), true
 				continue
 			}
-			atomic.StoreUint64(&ls.last[at], entry)
+			ls.start(l, i, key, after)
+			i++
 		}
 		sl = &l.slots[i&ls.mask]
-		sl.after = !after.none()
-		if sl.after {
-			l.texts[i&ls.mask].after = after
-			ls.moved.Add(1)
-		}
 		setTail(l, i+1)
 		return l, i, sl, true
 	}
 }
 
-// commit publishes a slot of lane l reserved by claim and unpins.
-func (ls *lanes) commit(l *lane, sl *slot, i uint64, k kind) {
-	ls.publish(sl, i, k)
+// start publishes at index i of lane l, reserved by its pinned producer, a
+// kindThread slot that makes key the lane's current thread, coming after
+// the events after names.
+func (ls *lanes) start(l *lane, i, key uint64, after behind) {
+	entry, at := lastEntry(key, l.id)
+	atomic.StoreUint64(&ls.last[at], entry)
+	atomic.StoreUint64(&l.cur, key)
+	h := uint64(kindThread)
+	if !after.none() {
+		l.texts[i&ls.mask].after = after
+		h |= hdrAfter
+		ls.moved.Add(1)
+	}
+	sl := &l.slots[i&ls.mask]
+	sl.data = key
+	ls.publish(sl, i, h)
+}
+
+// commit publishes a slot of lane l reserved by claim, with header h
+// (without the lap), and unpins.
+func (ls *lanes) commit(l *lane, sl *slot, i, h uint64) {
+	ls.publish(sl, i, h)
 	l.release()
 	procUnpin()
 }

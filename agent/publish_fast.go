@@ -2,16 +2,6 @@
 
 package agent
 
-// storeRelease stores v at *p with release ordering: every store the
-// caller made before it is visible to a reader that loads *p with
-// sync/atomic and sees v. On amd64 that is a plain MOV (stores are not
-// reordered with older stores), on arm64 STLR. Unlike sync/atomic's
-// sequentially consistent Store it does not wait for the store buffer to
-// drain, which is most of what publishing a slot costs.
-//
-//go:noescape
-func storeRelease(p *uint32, v uint32)
-
 // loadTail returns the next index of a lane for its pinned producer: only
 // producers pinned to the lane's P write it, one at a time.
 func loadTail(l *lane) uint64 { return l.tail }
@@ -21,9 +11,6 @@ func loadTail(l *lane) uint64 { return l.tail }
 // it with sync/atomic after the runtime's own synchronization moved the
 // goroutine.
 func setTail(l *lane, v uint64) { l.tail = v }
-
-//go:noescape
-func prefetch(p *slot)
 
 // acquire and release bracket a pinned producer's use of its lane. Pinning
 // alone keeps producers of one lane apart; under the race detector, which
