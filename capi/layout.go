@@ -10,6 +10,14 @@ import (
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
+// Offsets in a batch record (agent/batch.go) of its two string lengths, and
+// the records' alignment.
+const (
+	offLen1 = 1 + 1 + 2 + 4 + 4
+	offLen2 = offLen1 + 2
+	align   = 8
+)
+
 // The C encoder's record layout and modes must be the agent's: each pair of
 // array lengths below fails to compile unless the two constants are equal.
 var (

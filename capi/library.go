@@ -30,9 +30,6 @@ const (
 	flushPeriod = 50 * time.Millisecond
 	// stopTimeout bounds tadpole_stop's wait for HQ.
 	stopTimeout = 10 * time.Second
-	// batchShare: a host batch takes at most 1/batchShare of the agent's
-	// ring, so that a batch always fits.
-	batchShare = 4
 )
 
 // library is the process's one C-API agent. Start and stop hold mu.
@@ -42,7 +39,6 @@ type library struct {
 	quit     chan struct{}
 	timers   sync.WaitGroup
 	drains   sync.WaitGroup // the drain goroutine
-	maxBatch atomic.Int32   // records per SubmitBatch call
 	wakeR    *os.File       // read end of the early-flush pipe
 	wakeW    int            // its write end, used by the C side
 }
@@ -58,7 +54,6 @@ var hooks struct {
 }
 
 func init() {
-	lib.maxBatch.Store(int32(agent.DefaultConfig().RingSize / batchShare))
 	agent.AddModeHook(modeChanged)
 	agent.AddLoggerHook(loggerChanged)
 }
@@ -106,7 +101,6 @@ func start(opts string) error {
 		return err
 	}
 	lib.agent = a
-	lib.maxBatch.Store(int32(max(cfg.RingSize/batchShare, 1)))
 	C.tp_begin()
 	C.tp_drain_quit(0)
 	lib.drains.Add(1)

@@ -36,7 +36,8 @@ type Config struct {
 	// Flavor selects the MethodExit layout (default bytefrog: 17 bytes).
 	Flavor bytefrog.Flavor
 	// Agent is the configuration sent to each agent; RunID is set per run.
-	// Default bytefrog.DefaultConfig().
+	// Default bytefrog.DefaultConfig() with a DefaultAgentBudget buffer
+	// budget.
 	Agent bytefrog.Config
 	// AutoStart makes HQ send Start right after the Configuration
 	// (default true). Without it the run waits for Run.Start.
@@ -82,6 +83,12 @@ type Config struct {
 	Now func() time.Time
 }
 
+// DefaultAgentBudget is the send-buffer budget HQ gives agents: 16
+// buffers of 64 KiB. The original HQ's 25600 bytes make 2 KiB buffers,
+// so a busy agent writes to HQ once per 40 or so events, and the system
+// calls cost the traced process more than the events.
+const DefaultAgentBudget = 1 << 20
+
 // DefaultConfig returns the defaults: listen on DefaultListen, accept
 // protocol versions 1–4 in the Bytefrog flavour, start agents right away,
 // write no trace file (S2-compressed when TraceDir is set).
@@ -91,7 +98,7 @@ func DefaultConfig() *Config {
 		Versions:        []uint8{bytefrog.Version1, bytefrog.Version2, bytefrog.Version3, bytefrog.Version4},
 		Flavor:          bytefrog.FlavorBytefrog,
 		Compression:     CompressS2,
-		Agent:           bytefrog.DefaultConfig(),
+		Agent:           defaultAgent(),
 		AutoStart:       true,
 		MaxHeldEvents:   DefaultMaxHeldEvents,
 		MaxHeldBytes:    DefaultMaxHeldBytes,
@@ -101,6 +108,12 @@ func DefaultConfig() *Config {
 		DataHelloWait:   DefaultDataHelloWait,
 		TopN:            DefaultTopN,
 	}
+}
+
+func defaultAgent() bytefrog.Config {
+	c := bytefrog.DefaultConfig()
+	c.BufferMemoryBudget = DefaultAgentBudget
+	return c
 }
 
 // Verify checks c and fills zero fields with their defaults.

@@ -1,6 +1,6 @@
 /*
  * JulBench: the cost of one java.util.logging record on an enabled logger,
- * through a given handler. Usage: java ... JulBench MODE RECORDS, MODE one of
+ * through a given handler. Usage: java ... JulBench MODE RECORDS [WARMUP], MODE one of
  *
  *   noop     a Handler whose publish does nothing (the floor);
  *   tadpole  tadpole's handler (run with -agentpath:libtadpole.so);
@@ -8,7 +8,8 @@
  *            on the class path, liblttng-ust-jul-jni on java.library.path,
  *            a session with the logger enabled).
  *
- * It warms up, then logs RECORDS records of a short message on one thread
+ * It logs WARMUP records (default 1000000) so that the JIT has compiled the
+ * path, then logs RECORDS records of a short message on one thread
  * and prints "records=N ns=T cpu=C" (T the nanoseconds of the timed loop,
  * C the logging thread's CPU time in them).
  */
@@ -39,11 +40,12 @@ public class JulBench {
 		}
 	}
 
-	static final int WARMUP = 200000;
+	static final int WARMUP = 1000000;
 
 	public static void main(String[] args) throws Exception {
 		String mode = args[0];
 		int records = Integer.parseInt(args[1]);
+		int warmup = args.length > 2 ? Integer.parseInt(args[2]) : WARMUP;
 		Logger log = Logger.getLogger("bench.jul");
 		log.setUseParentHandlers(false);
 		log.setLevel(Level.INFO);
@@ -56,7 +58,7 @@ public class JulBench {
 			log.addHandler(h);
 			Thread.sleep(Long.getLong("bench.lttngWaitMs", 1000L)); // the agent registers with the sessiond
 		}
-		for (int i = 0; i < WARMUP; i++) {
+		for (int i = 0; i < warmup; i++) {
 			log.info("warm-up record");
 		}
 		Tadpole.marker("bench", "start");

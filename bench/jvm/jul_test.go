@@ -24,7 +24,7 @@ import (
 // Records per run: JulBench's WARMUP before the timed loop, and at least
 // minRecords timed (a JVM start per b.N would swamp small counts).
 const (
-	warmup     = 200000
+	warmup     = 1000000
 	minRecords = 1000000
 )
 
