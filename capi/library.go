@@ -34,13 +34,13 @@ const (
 
 // library is the process's one C-API agent. Start and stop hold mu.
 type library struct {
-	mu       sync.Mutex
-	agent    *agent.Agent
-	quit     chan struct{}
-	timers   sync.WaitGroup
-	drains   sync.WaitGroup // the drain goroutine
-	wakeR    *os.File       // read end of the early-flush pipe
-	wakeW    int            // its write end, used by the C side
+	mu     sync.Mutex
+	agent  *agent.Agent
+	quit   chan struct{}
+	timers sync.WaitGroup
+	drains sync.WaitGroup // the drain goroutine
+	wakeR  *os.File       // read end of the early-flush pipe
+	wakeW  int            // its write end, used by the C side
 }
 
 var lib library
