@@ -302,11 +302,7 @@ func (d *drain) markerMUTF8(rel int32, key, value []byte) {
 		}
 	}
 	b.b = bytefrog.AppendMarkerMUTF8(b.b, rel, d.seq, key, value)
-	d.seq++
-	d.counted++
-	if len(b.b) >= d.full {
-		d.ship()
-	}
+	d.appended(b)
 }
 
 // wireReady reports whether a marker's key and value, adjacent in kv with

@@ -289,7 +289,9 @@ func (d *drain) take(l *lane, q int, h uint64) {
 	ls := d.s.lanes
 	sl, t := &l.slots[h&ls.mask], &l.texts[h&ls.mask]
 	v := atomic.LoadUint64(&sl.hdr)
-	if k := kind(v & hdrKind); k != kindThread {
+	if k := kind(v & hdrKind); k == kindMarker {
+		d.marker(int32(sl.data>>32), t)
+	} else if k != kindThread {
 		var ev event
 		ev.unpack(v, sl.data, d.threads[q])
 		d.process(k, &ev, t)
@@ -536,6 +538,10 @@ func (d *drain) process(k kind, ev *event, t *text) {
 		d.unsequenced(k, ev, t)
 		return
 	}
+	if k == kindMarker {
+		d.marker(ev.rel, t)
+		return
+	}
 	b := d.cur
 	if b == nil {
 		if b = d.buf(); b == nil {
@@ -544,12 +550,10 @@ func (d *drain) process(k kind, ev *event, t *text) {
 		}
 	}
 	var tid uint16
-	if k != kindMarker { // a Marker carries no thread id
-		if d.lastOK && ev.thread == d.lastKey {
-			tid = d.lastTid
-		} else {
-			tid = d.tid(b, ev.thread, ev.rel)
-		}
+	if d.lastOK && ev.thread == d.lastKey {
+		tid = d.lastTid
+	} else {
+		tid = d.tid(b, ev.thread, ev.rel)
 	}
 	if m := ev.method; m > 0 && (int(m) >= len(d.methodSent) || !d.methodSent[m]) {
 		d.mapMethod(b, m)
@@ -573,13 +577,35 @@ func (d *drain) process(k kind, ev *event, t *text) {
 		p = bytefrog.AppendException(p, ev.rel, seq, ev.method, ev.exc, ev.line, tid)
 	case kindBubble:
 		p = bytefrog.AppendExceptionBubble(p, ev.rel, seq, ev.method, ev.exc, tid)
-	case kindMarker:
-		p = bytefrog.AppendMarker(p, ev.rel, seq, t.key, t.value)
-		*t = text{}
 	}
 	b.b = p
 	d.counted++
 	if len(p) >= d.full {
+		d.ship()
+	}
+}
+
+// marker handles a Marker: it carries no thread id and names no method.
+// t holds its key and value, cleared here.
+func (d *drain) marker(rel int32, t *text) {
+	b := d.cur
+	if b == nil {
+		if b = d.buf(); b == nil {
+			*t = text{}
+			return
+		}
+	}
+	b.b = bytefrog.AppendMarker(b.b, rel, d.seq, t.key, t.value)
+	*t = text{}
+	d.appended(b)
+}
+
+// appended counts the sequenced message just appended to b, and ships b
+// once full.
+func (d *drain) appended(b *sendBuf) {
+	d.seq++
+	d.counted++
+	if len(b.b) >= d.full {
 		d.ship()
 	}
 }
