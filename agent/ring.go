@@ -134,8 +134,9 @@ const cacheLine = 64
 // a thread's events keep their order when the thread moves from one P to
 // another: the kindThread slot that starts its events on the new lane
 // carries the position its previous lane had reached, and the drain passes
-// that position first (see after). A producer whose lane is full waits for room: that is the
-// back-pressure that keeps memory bounded while never dropping an event.
+// that position first (see after). A producer whose lane is full waits
+// for room: that is the back-pressure that keeps memory bounded while
+// never dropping an event.
 type lanes struct {
 	size  int    // slots per lane, a power of two
 	mask  uint64 // size-1
