@@ -239,7 +239,7 @@ func (d *drain) consume(l *lane, q int, until int32, end uint64) {
 // needs in locals. It returns the index of the first slot it left.
 func (d *drain) encode(l *lane, h uint64, until int32, end uint64) uint64 {
 	ls := d.s.lanes
-	slots, mask, shift := l.slots, ls.mask, ls.shift&63
+	slots, mask, shift := l.slots, ls.mask, ls.shift
 	sent, tid, seq, codePulse := d.methodSent, d.lastTid, d.seq, d.codePulse
 	pending, watch := &d.s.brk.pending, d.brk == nil
 	buf := d.cur.b
@@ -250,7 +250,7 @@ loop:
 	for ; h < end && n < stop; h++ {
 		sl := &slots[h&mask]
 		v := atomic.LoadUint64(&sl.hdr)
-		if (v^(h>>shift+1)<<hdrLapShift)>>hdrLapShift != 0 || watch && pending.Load() {
+		if !onLap(v, h, shift) || watch && pending.Load() {
 			break
 		}
 		data := sl.data

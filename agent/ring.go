@@ -291,10 +291,16 @@ func (ls *lanes) after(key uint64, p int) behind {
 func (l *lane) published() uint64 { return atomic.LoadUint64(&l.tail) }
 
 // lap is the lap number the header of index i carries, in place.
-func (ls *lanes) lap(i uint64) uint64 { return (i>>(ls.shift&63) + 1) << hdrLapShift }
+func (ls *lanes) lap(i uint64) uint64 { return lapOf(i, ls.shift) }
 
 // current reports whether header h is that of index i.
-func (ls *lanes) current(h, i uint64) bool { return (h^ls.lap(i))>>hdrLapShift == 0 }
+func (ls *lanes) current(h, i uint64) bool { return onLap(h, i, ls.shift) }
+
+// lapOf is the lap number, in place, of index i of a lane of 1<<shift
+// slots; onLap reports whether header h carries it. The drain's hot loop
+// calls them with the shift in a local.
+func lapOf(i uint64, shift uint) uint64  { return (i>>(shift&63) + 1) << hdrLapShift }
+func onLap(h, i uint64, shift uint) bool { return (h^lapOf(i, shift))>>hdrLapShift == 0 }
 
 // ready reports whether slot i of lane l has been published.
 func (ls *lanes) ready(l *lane, i uint64) bool {
