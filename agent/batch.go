@@ -295,11 +295,9 @@ func (d *drain) batch(thread uint64, t *text) {
 // markerMUTF8 records a marker whose key and value are modified UTF-8, as
 // they go on the wire, without making strings of them.
 func (d *drain) markerMUTF8(rel int32, key, value []byte) {
-	b := d.cur
+	b := d.buf()
 	if b == nil {
-		if b = d.buf(); b == nil {
-			return
-		}
+		return
 	}
 	b.b = bytefrog.AppendMarkerMUTF8(b.b, rel, d.seq, key, value)
 	d.appended(b)

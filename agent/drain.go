@@ -501,6 +501,11 @@ func (d *drain) buf() *sendBuf {
 	if d.cur != nil {
 		return d.cur
 	}
+	return d.next()
+}
+
+// next takes a free buffer as the current one; see buf.
+func (d *drain) next() *sendBuf {
 	if d.discard {
 		return nil
 	}
@@ -542,12 +547,10 @@ func (d *drain) process(k kind, ev *event, t *text) {
 		d.marker(ev.rel, t)
 		return
 	}
-	b := d.cur
+	b := d.buf()
 	if b == nil {
-		if b = d.buf(); b == nil {
-			*t = text{}
-			return
-		}
+		*t = text{}
+		return
 	}
 	var tid uint16
 	if d.lastOK && ev.thread == d.lastKey {
@@ -588,12 +591,10 @@ func (d *drain) process(k kind, ev *event, t *text) {
 // marker handles a Marker: it carries no thread id and names no method.
 // t holds its key and value, cleared here.
 func (d *drain) marker(rel int32, t *text) {
-	b := d.cur
+	b := d.buf()
 	if b == nil {
-		if b = d.buf(); b == nil {
-			*t = text{}
-			return
-		}
+		*t = text{}
+		return
 	}
 	b.b = bytefrog.AppendMarker(b.b, rel, d.seq, t.key, t.value)
 	*t = text{}
