@@ -28,6 +28,8 @@ public class JApp {
 			lttng();
 		} else if (mode.equals("threads")) {
 			threads(Integer.parseInt(args[1]));
+		} else if (mode.equals("records")) {
+			records(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
 		} else if (mode.equals("churn")) {
 			churn(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
 		}
@@ -218,5 +220,65 @@ public class JApp {
 		int after = (Integer) m.invoke(null, 3);
 		Tadpole.marker("churn", before + " " + after);
 		System.out.println("churn states=" + before + " " + after);
+	}
+
+	static final class Notice extends Level {
+		Notice() {
+			super("NOTICE", 850);
+		}
+	}
+
+	/* recordMsg is record i of thread t: mostly plain ASCII, and every 50
+	 * records a NUL, a Latin-1 letter, a '?', a 3000-character message, a
+	 * supplementary character, a lone surrogate and a message longer than
+	 * a marker holds (records_test.go). */
+	static String recordMsg(int t, int i) {
+		String id = t + "." + i;
+		switch (i % 50) {
+		case 7:
+			return "nul\u0000" + id;
+		case 13:
+			return "caf\u00e9 " + id;
+		case 21:
+			return "q? " + id;
+		case 29:
+			return "big " + id + " " + new String(new char[3000]).replace('\0', 'x');
+		case 33:
+			return "pair \uD83D\uDE00 " + id;
+		case 41:
+			return "lone \uD800 " + id;
+		case 45:
+			return "huge " + id + " " + new String(new char[9000]).replace('\0', 'y');
+		}
+		return "m " + id;
+	}
+
+	/* records runs n threads "rec-<t>" that each log each records on
+	 * logger "rec" (NOTICE every 37th, INFO otherwise) and record the
+	 * marker "rec-mark" = "<t>.<i>" every 100th. */
+	static void records(int n, final int each) throws Exception {
+		final Logger l = Logger.getLogger("rec");
+		l.setUseParentHandlers(false);
+		l.setLevel(Level.ALL);
+		Tadpole.syncLoggers();
+		final Level notice = new Notice();
+		Thread[] ts = new Thread[n];
+		for (int i = 0; i < n; i++) {
+			final int t = i;
+			ts[i] = new Thread(new Runnable() {
+				public void run() {
+					for (int i = 0; i < each; i++) {
+						l.log(i % 37 == 5 ? notice : Level.INFO, recordMsg(t, i));
+						if (i % 100 == 0) {
+							Tadpole.marker("rec-mark", t + "." + i);
+						}
+					}
+				}
+			}, "rec-" + t);
+			ts[i].start();
+		}
+		for (Thread t : ts) {
+			t.join();
+		}
 	}
 }
