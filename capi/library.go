@@ -41,6 +41,8 @@ type library struct {
 	drains sync.WaitGroup // the drain goroutine
 	wakeR  *os.File       // read end of the early-flush pipe
 	wakeW  int            // its write end, used by the C side
+	drainR *os.File       // read end of the drain's pipe
+	drainW int            // its write end, used by the C side
 }
 
 var lib library
@@ -100,11 +102,15 @@ func start(opts string) error {
 	if err != nil {
 		return err
 	}
+	if err := lib.openDrain(); err != nil {
+		a.Shutdown(context.Background())
+		return err
+	}
 	lib.agent = a
 	C.tp_begin()
 	C.tp_drain_quit(0)
 	lib.drains.Add(1)
-	go lib.drain()
+	go lib.drain(lib.drainR)
 	publishMode(true)
 	lib.quit = make(chan struct{})
 	lib.timers.Add(2)
@@ -182,19 +188,47 @@ func (l *library) end(ctx context.Context) error {
 	}
 	err := l.agent.Shutdown(ctx)
 	l.drains.Wait()
+	l.closeDrain()
 	C.tp_end()
 	l.agent = nil
 	return err
 }
 
+// openDrain opens the pipe on which the C side wakes the drain.
+func (l *library) openDrain() error {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return fmt.Errorf("tadpole: the drain's pipe: %w", err)
+	}
+	l.drainR = os.NewFile(uintptr(p[0]), "tadpole-drain")
+	l.drainW = p[1]
+	C.tp_set_drain_fd(C.int(l.drainW))
+	return nil
+}
+
+// closeDrain closes the drain's pipe once the drain ended.
+func (l *library) closeDrain() {
+	C.tp_set_drain_fd(-1)
+	unix.Close(l.drainW)
+	l.drainR.Close()
+	l.drainR = nil
+}
+
 // drain hands the buffers threads filled to the agent: the C side queues
-// a full buffer instead of calling into Go from the recording thread. It
-// sleeps in C (tp_drain_wait) while the queue is empty, until end.
-func (l *library) drain() {
+// a full buffer instead of calling into Go from the recording thread.
+// While the queue is empty it waits on r, in Go (no C call is under way,
+// so its P stays free), until end.
+func (l *library) drain(r *os.File) {
 	defer l.drains.Done()
 	defer survive("drain")
-	for C.tp_drain_wait() == 0 {
-		C.tp_drain()
+	var buf [64]byte
+	for C.tp_drain_stopped() == 0 {
+		if C.tp_drain() > 0 || C.tp_drain_idle() != 0 {
+			continue
+		}
+		if _, err := r.Read(buf[:]); err != nil {
+			return
+		}
 	}
 }
 

@@ -87,8 +87,12 @@ struct tp_buf {
 /*
  * The full queue: a thread whose buffer fills pushes it here (lock-free,
  * newest first) instead of calling into Go, and takes a spare buffer. One
- * Go goroutine (tp_drain_wait, tp_drain) takes the queue, hands the buffers
- * to the agent oldest first and puts them back on the spare list. Every
+ * Go goroutine (tp_drain, tp_drain_idle) takes the queue, hands the buffers
+ * to the agent oldest first and puts them back on the spare list. While
+ * the queue is empty it waits in Go, on a pipe (tp_drain_fd) that the
+ * first thread to queue a buffer then writes a byte to: a goroutine
+ * blocked in a C call would hold on to its P and keep the Go runtime's
+ * monitor thread waking every 20 µs to take it back. Every
  * hand-over to the agent (the drain, flushes, the Go path of tp_log) holds
  * tp_submit_mu, and a flush of a thread's open buffer first drains the
  * queue while it holds the thread's mu: a thread's records reach the agent
@@ -104,16 +108,16 @@ struct tp_buf {
 static _Atomic(struct tp_buf *) tp_full;
 static _Atomic int tp_queued; /* buffers pushed and not yet put back */
 static pthread_mutex_t tp_submit_mu = PTHREAD_MUTEX_INITIALIZER;
-/* Under tp_q_mu: the spare list, and the sleeps of the drain (tp_q_cv) and
- * of threads waiting for a spare buffer (tp_spare_cv). */
+/* Under tp_q_mu: the spare list, the sleeps of threads waiting for a
+ * spare buffer (tp_spare_cv), and the drain's pipe. */
 static pthread_mutex_t tp_q_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t tp_q_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t tp_spare_cv;
 static struct tp_buf *tp_spares;
 static int tp_spare_len;
 static int tp_spare_waiters;
-static _Atomic int tp_drain_sleeping; /* the drain waits on tp_q_cv */
-static _Atomic int tp_drain_stop;     /* tp_drain_wait returns -1 */
+static int tp_drain_fd = -1;          /* write end of the drain's pipe */
+static _Atomic int tp_drain_sleeping; /* the drain waits on its pipe */
+static _Atomic int tp_drain_stop;     /* the drain is to end */
 
 /*
  * struct tp_thread is one OS thread's state; the thread-local variable
@@ -269,6 +273,17 @@ static int tp_drain_locked(void) {
 	return n;
 }
 
+/* tp_drain_wake writes a byte to the drain's pipe (non-blocking: a full
+ * pipe has a wake-up pending already). */
+static void tp_drain_wake(void) {
+	pthread_mutex_lock(&tp_q_mu);
+	if (tp_drain_fd >= 0) {
+		ssize_t r = write(tp_drain_fd, "d", 1);
+		(void)r;
+	}
+	pthread_mutex_unlock(&tp_q_mu);
+}
+
 /* tp_full_push queues b for the drain and wakes the drain if it sleeps. */
 static void tp_full_push(struct tp_buf *b) {
 	atomic_fetch_add(&tp_queued, 1);
@@ -277,12 +292,10 @@ static void tp_full_push(struct tp_buf *b) {
 		b->next = head;
 	} while (!atomic_compare_exchange_weak(&tp_full, &head, b));
 	/* Seen after the push: a drain going to sleep sets the flag, then
-	 * looks at the queue (both sequentially consistent). */
-	if (atomic_load(&tp_drain_sleeping)) {
-		pthread_mutex_lock(&tp_q_mu);
-		pthread_cond_signal(&tp_q_cv);
-		pthread_mutex_unlock(&tp_q_mu);
-	}
+	 * looks at the queue (both sequentially consistent). The first to
+	 * clear the flag wakes it. */
+	if (atomic_load(&tp_drain_sleeping) && atomic_exchange(&tp_drain_sleeping, 0))
+		tp_drain_wake();
 }
 
 /* tp_spare_wait waits for a spare buffer after the caller queued one (so
@@ -1233,14 +1246,20 @@ int tp_flush_all(int skip_paused) {
 	return n;
 }
 
-int tp_drain_wait(void) {
-	pthread_mutex_lock(&tp_q_mu);
+int tp_drain_idle(void) {
 	atomic_store(&tp_drain_sleeping, 1);
-	while (atomic_load(&tp_full) == NULL && !atomic_load(&tp_drain_stop))
-		pthread_cond_wait(&tp_q_cv, &tp_q_mu);
+	if (atomic_load(&tp_full) == NULL && !atomic_load(&tp_drain_stop))
+		return 0;
 	atomic_store(&tp_drain_sleeping, 0);
+	return 1;
+}
+
+int tp_drain_stopped(void) { return atomic_load(&tp_drain_stop); }
+
+void tp_set_drain_fd(int fd) {
+	pthread_mutex_lock(&tp_q_mu);
+	tp_drain_fd = fd;
 	pthread_mutex_unlock(&tp_q_mu);
-	return atomic_load(&tp_drain_stop) ? -1 : 0;
 }
 
 int tp_drain(void) {
@@ -1251,8 +1270,7 @@ int tp_drain(void) {
 }
 
 void tp_drain_quit(int quit) {
-	pthread_mutex_lock(&tp_q_mu);
 	atomic_store(&tp_drain_stop, quit);
-	pthread_cond_broadcast(&tp_q_cv);
-	pthread_mutex_unlock(&tp_q_mu);
+	if (quit)
+		tp_drain_wake();
 }

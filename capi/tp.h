@@ -92,14 +92,19 @@ void tp_clock_tick(void);
  * skip_paused it gives up while the mode is TP_MODE_PAUSED instead of
  * blocking. It returns the number of buffers handed over. */
 int tp_flush_all(int skip_paused);
-/* tp_drain_wait blocks until buffers wait in the full queue (0) or
- * tp_drain_quit(1) was called (-1). The Go drain goroutine calls it. */
-int tp_drain_wait(void);
 /* tp_drain hands every buffer of the full queue to the agent, oldest
  * first, and returns how many it took. */
 int tp_drain(void);
-/* tp_drain_quit(1) makes tp_drain_wait return -1 from now on, waking it;
- * tp_drain_quit(0) undoes that for a new run. */
+/* tp_drain_idle tells that the Go drain goroutine found the queue empty:
+ * 0 means it may wait on its pipe (a thread that queues a buffer then
+ * writes to it), 1 that buffers came or the drain is to end meanwhile. */
+int tp_drain_idle(void);
+/* tp_drain_stopped reports whether the drain is to end. */
+int tp_drain_stopped(void);
+/* tp_set_drain_fd gives the write end of the drain's pipe (-1: none). */
+void tp_set_drain_fd(int fd);
+/* tp_drain_quit(1) tells the drain to end, waking it; tp_drain_quit(0)
+ * undoes that for a new run. */
 void tp_drain_quit(int quit);
 /* tp_set_wake_fd gives the write end of the pipe that asks the Go side for
  * an early flush (-1: none). */
