@@ -39,10 +39,35 @@ type library struct {
 	quit   chan struct{}
 	timers sync.WaitGroup
 	drains sync.WaitGroup // the drain goroutine
-	wakeR  *os.File       // read end of the early-flush pipe
-	wakeW  int            // its write end, used by the C side
-	drainR *os.File       // read end of the drain's pipe
-	drainW int            // its write end, used by the C side
+	wake   *cPipe         // the early-flush pipe
+	wakeUp *cPipe         // the pipe that wakes the drain
+}
+
+// cPipe is a non-blocking pipe: the C side writes a byte to its write end
+// (set gives the descriptor, -1 once closed), a goroutine waits on its
+// read end in Go.
+type cPipe struct {
+	r   *os.File
+	w   int
+	set func(fd C.int)
+}
+
+func openPipe(name string, set func(fd C.int)) (*cPipe, error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		return nil, err
+	}
+	cp := &cPipe{r: os.NewFile(uintptr(p[0]), name), w: p[1], set: set}
+	set(C.int(cp.w))
+	return cp, nil
+}
+
+// close takes the write end from the C side and closes both ends: a
+// reader's Read then fails.
+func (p *cPipe) close() {
+	p.set(-1)
+	unix.Close(p.w)
+	p.r.Close()
 }
 
 var lib library
@@ -102,15 +127,17 @@ func start(opts string) error {
 	if err != nil {
 		return err
 	}
-	if err := lib.openDrain(); err != nil {
+	up, err := openPipe("tadpole-drain", func(fd C.int) { C.tp_set_drain_fd(fd) })
+	if err != nil {
 		a.Shutdown(context.Background())
-		return err
+		return fmt.Errorf("tadpole: the drain's pipe: %w", err)
 	}
 	lib.agent = a
+	lib.wakeUp = up
 	C.tp_begin()
 	C.tp_drain_quit(0)
 	lib.drains.Add(1)
-	go lib.drain(lib.drainR)
+	go lib.drain(up.r)
 	publishMode(true)
 	lib.quit = make(chan struct{})
 	lib.timers.Add(2)
@@ -124,27 +151,22 @@ func start(opts string) error {
 // exited threads' buffers pile up, and starts its reader. Without it (no
 // pipe) the timer alone flushes.
 func (l *library) openWake() {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+	p, err := openPipe("tadpole-wake", func(fd C.int) { C.tp_set_wake_fd(fd) })
+	if err != nil {
 		warnOnce("pipe", "no early flushes: %v", err)
 		return
 	}
-	l.wakeR = os.NewFile(uintptr(p[0]), "tadpole-wake")
-	l.wakeW = p[1]
-	C.tp_set_wake_fd(C.int(l.wakeW))
+	l.wake = p
 	l.timers.Add(1)
-	go l.flushOnWake(l.wakeR)
+	go l.flushOnWake(p.r)
 }
 
 // closeWake closes the pipe; its reader then ends.
 func (l *library) closeWake() {
-	if l.wakeR == nil {
-		return
+	if l.wake != nil {
+		l.wake.close()
+		l.wake = nil
 	}
-	C.tp_set_wake_fd(-1)
-	unix.Close(l.wakeW)
-	l.wakeR.Close()
-	l.wakeR = nil
 }
 
 // flushOnWake flushes each time the C side writes to the pipe.
@@ -188,30 +210,11 @@ func (l *library) end(ctx context.Context) error {
 	}
 	err := l.agent.Shutdown(ctx)
 	l.drains.Wait()
-	l.closeDrain()
+	l.wakeUp.close()
+	l.wakeUp = nil
 	C.tp_end()
 	l.agent = nil
 	return err
-}
-
-// openDrain opens the pipe on which the C side wakes the drain.
-func (l *library) openDrain() error {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
-		return fmt.Errorf("tadpole: the drain's pipe: %w", err)
-	}
-	l.drainR = os.NewFile(uintptr(p[0]), "tadpole-drain")
-	l.drainW = p[1]
-	C.tp_set_drain_fd(C.int(l.drainW))
-	return nil
-}
-
-// closeDrain closes the drain's pipe once the drain ended.
-func (l *library) closeDrain() {
-	C.tp_set_drain_fd(-1)
-	unix.Close(l.drainW)
-	l.drainR.Close()
-	l.drainR = nil
 }
 
 // drain hands the buffers threads filled to the agent: the C side queues
