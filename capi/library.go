@@ -34,13 +34,13 @@ const (
 
 // library is the process's one C-API agent. Start and stop hold mu.
 type library struct {
-	mu     sync.Mutex
-	agent  *agent.Agent
-	quit   chan struct{}
-	timers sync.WaitGroup
-	drains sync.WaitGroup // the drain goroutine
-	wake   *cPipe         // the early-flush pipe
-	wakeUp *cPipe         // the pipe that wakes the drain
+	mu        sync.Mutex
+	agent     *agent.Agent
+	quit      chan struct{}
+	timers    sync.WaitGroup
+	drains    sync.WaitGroup // the drain goroutine
+	wake      *cPipe         // the early-flush pipe
+	drainPipe *cPipe         // the pipe that wakes the drain
 }
 
 // cPipe is a non-blocking pipe: the C side writes a byte to its write end
@@ -133,7 +133,7 @@ func start(opts string) error {
 		return fmt.Errorf("tadpole: the drain's pipe: %w", err)
 	}
 	lib.agent = a
-	lib.wakeUp = up
+	lib.drainPipe = up
 	C.tp_begin()
 	C.tp_drain_quit(0)
 	lib.drains.Add(1)
@@ -210,8 +210,8 @@ func (l *library) end(ctx context.Context) error {
 	}
 	err := l.agent.Shutdown(ctx)
 	l.drains.Wait()
-	l.wakeUp.close()
-	l.wakeUp = nil
+	l.drainPipe.close()
+	l.drainPipe = nil
 	C.tp_end()
 	l.agent = nil
 	return err

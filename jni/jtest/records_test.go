@@ -15,12 +15,15 @@ import (
 // (TADPOLE_MAX_STRING).
 const maxValue = 8192
 
+// recordID is how JApp's record i of thread t names itself.
+func recordID(t, i int) string { return fmt.Sprintf("%d.%d", t, i) }
+
 // recordValue is the value of JApp's record i of thread t (recordMsg) as
 // HQ sees it: the level's name, a space, the message in UTF-8; a lone
 // surrogate is what HQ makes of its modified UTF-8 (ED A0 80); a value
 // longer than maxValue bytes is cut.
 func recordValue(t, i int) string {
-	id := fmt.Sprintf("%d.%d", t, i)
+	id := recordID(t, i)
 	level := "INFO "
 	if i%37 == 5 {
 		level = "NOTICE "
@@ -56,9 +59,7 @@ func TestRecords(t *testing.T) {
 	rep, c := h.waitRun(t)
 	testhq.CheckClean(t, rep, c, -1)
 	checkRecords(t, c.Markers("log:rec"), threads, each, 1, recordValue)
-	checkRecords(t, c.Markers("rec-mark"), threads, each, 100, func(t, i int) string {
-		return fmt.Sprintf("%d.%d", t, i)
-	})
+	checkRecords(t, c.Markers("rec-mark"), threads, each, 100, recordID)
 }
 
 // checkRecords checks that got holds value(t, i) for every thread t and
