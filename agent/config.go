@@ -63,6 +63,15 @@ type Config struct {
 	LTTngWait time.Duration
 	// Logs decides which log records are recorded. Default auto.
 	Logs LogPolicy
+	// Procs, when > 0, bounds how many threads of libtadpole.so's own Go
+	// runtime, which does the agent's background work inside a JVM or C
+	// program, run Go code at once (its GOMAXPROCS). 1 makes the agent
+	// compete with its host for one CPU at most, which spares a host
+	// thread that logs on a machine of few cores, at the cost of the
+	// agent's throughput when it is the bottleneck. Default 0: the
+	// runtime's choice (the CPUs, or GOMAXPROCS). The agent package in a
+	// Go program shares the program's runtime and leaves it alone.
+	Procs int
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -157,6 +166,7 @@ var options = []option{
 		c.Logs = p
 		return err
 	}},
+	{"procs", "threads of libtadpole.so's Go runtime running agent code at once (0 = the runtime's choice)", intOpt(func(c *Config) *int { return &c.Procs }, 0, 1024)},
 }
 
 func parseBool(v string) (bool, error) {

@@ -5,9 +5,11 @@ package capi
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 )
 
 func TestLevelNameOf(t *testing.T) {
@@ -106,5 +108,31 @@ func BenchmarkSubmit(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		submit(1, buf)
+	}
+}
+
+// TestProcs: the procs option sets the library runtime's GOMAXPROCS for
+// the run, and its absence gives back the runtime's own choice.
+func TestProcs(t *testing.T) {
+	h := testhq.Start(t, nil)
+	base := "hq=" + h.Addr() + ",lttng=off,log=none"
+	for _, c := range []struct {
+		opts string
+		want int
+	}{
+		{base + ",procs=1", 1},
+		{base + ",procs=3", 3},
+		{base, runtimeProcs},
+	} {
+		if err := start(c.opts); err != nil {
+			t.Fatalf("start(%q): %v", c.opts, err)
+		}
+		got := runtime.GOMAXPROCS(0)
+		if err := stop(); err != nil {
+			t.Fatalf("stop after %q: %v", c.opts, err)
+		}
+		if got != c.want {
+			t.Errorf("start(%q): GOMAXPROCS %d; want %d", c.opts, got, c.want)
+		}
 	}
 }

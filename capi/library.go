@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +107,21 @@ func publishMode(on bool) {
 }
 
 // start is tadpole_start.
+// runtimeProcs is the GOMAXPROCS the library's Go runtime chose itself.
+var runtimeProcs = runtime.GOMAXPROCS(0)
+
+// setProcs applies the procs option to the library's own Go runtime
+// before the agent starts (its lanes are sized by GOMAXPROCS); 0 restores
+// the runtime's choice.
+func setProcs(n int) {
+	if n == 0 {
+		n = runtimeProcs
+	}
+	if runtime.GOMAXPROCS(0) != n {
+		runtime.GOMAXPROCS(n)
+	}
+}
+
 func start(opts string) error {
 	lib.mu.Lock()
 	defer lib.mu.Unlock()
@@ -123,6 +139,7 @@ func start(opts string) error {
 		return err
 	}
 	setQuiet(cfg)
+	setProcs(cfg.Procs)
 	a, err := agent.Start(context.Background(), cfg)
 	if err != nil {
 		return err
