@@ -8,7 +8,10 @@
 //	jcmd <pid> JVMTI.agent_load /path/libtadpole.so hq=127.0.0.1:8765
 //
 // The options string is the agent core's (agent.LoadConfig: hq,
-// connect_timeout, logs, lttng, …; TADPOLE_* variables apply too).
+// connect_timeout, logs, lttng, …; TADPOLE_* variables apply too), with
+// one default of the JVM's own: procs=1, unless TADPOLE_PROCS is set. The
+// agent's Go work then runs on one thread at a time, which takes least
+// from the JVM's logging threads on a machine of few cores.
 //
 // # Start
 //

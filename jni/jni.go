@@ -15,6 +15,7 @@ import (
 	"embed"
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 )
 
@@ -71,6 +72,8 @@ func tpjGoSelfTest(what C.int) (rc C.int) {
 		return C.int(brokenPipe())
 	case C.TPJ_SELFTEST_THREADS:
 		return C.tp_thread_count()
+	case C.TPJ_SELFTEST_PROCS:
+		return C.int(runtime.GOMAXPROCS(0))
 	}
 	return -2
 }

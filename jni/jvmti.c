@@ -246,10 +246,22 @@ int tpj_bind_current(JNIEnv *env) {
  * goes on untraced after one warning when HQ is absent. */
 static int tpj_start_jul(JNIEnv *env, jclass sync);
 
+/* TPJ_DEFAULTS are the JVM agent's own defaults, put before the user's
+ * options (which override them) unless TADPOLE_PROCS is set: procs=1, as
+ * the agent's Go work then takes least from the JVM's logging threads on
+ * a machine of few cores (README, Measured). */
+#define TPJ_DEFAULTS "procs=1,"
+
 static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *options) {
 	tpj_fix_onstack();
 	jclass sync = tpj_bind(env);
-	int rc = tadpole_start(options);
+	char *opts = NULL;
+	if (getenv("TADPOLE_PROCS") == NULL && (opts = malloc(sizeof TPJ_DEFAULTS + strlen(options))) != NULL) {
+		memcpy(opts, TPJ_DEFAULTS, sizeof TPJ_DEFAULTS - 1);
+		strcpy(opts + sizeof TPJ_DEFAULTS - 1, options);
+	}
+	int rc = tadpole_start(opts != NULL ? opts : options);
+	free(opts);
 	if (rc != TADPOLE_OK) {
 		char why[256];
 		tadpole_errmsg(why, sizeof why);

@@ -20,5 +20,6 @@ void tpj_add_class(const char *name, const void *bytes, size_t len);
 #define TPJ_SELFTEST_PANIC 1
 #define TPJ_SELFTEST_EPIPE 2
 #define TPJ_SELFTEST_THREADS 3 /* thread states the C API holds */
+#define TPJ_SELFTEST_PROCS 4   /* the Go runtime's GOMAXPROCS */
 
 #endif /* TADPOLE_JNI_TPJ_H */

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,37 @@ func TestSelfTest(t *testing.T) {
 	}
 	rep, c := h.waitRun(t)
 	testhq.CheckClean(t, rep, c, -1)
+}
+
+var procsLine = regexp.MustCompile(`\bprocs [0-9]+\b`)
+
+// TestProcs: in a JVM the library's Go runtime runs agent code on one
+// thread at a time unless the procs option or TADPOLE_PROCS says otherwise.
+func TestProcs(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	for _, c := range []struct {
+		options string
+		env     string
+		want    string
+	}{
+		{"", "", "procs 1"},
+		{"procs=3", "", "procs 3"},
+		{"", "TADPOLE_PROCS=2", "procs 2"},
+		{"procs=3", "TADPOLE_PROCS=2", "procs 3"},
+	} {
+		env := h.env()
+		if c.env != "" {
+			env = append(env, c.env)
+		}
+		r := runJava(t, e, env, true, c.options, "procs")
+		// -Xcheck:jni's warnings may come between the line's parts.
+		if got := procsLine.FindString(r.Stdout); got != c.want {
+			t.Errorf("options %q, %s: got %q; want %q", c.options, c.env, got, c.want)
+		}
+		rep, c := h.waitRun(t)
+		testhq.CheckClean(t, rep, c, -1)
+	}
 }
 
 // TestThreadDump: kill -QUIT and jcmd Thread.print still work.

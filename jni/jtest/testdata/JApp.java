@@ -14,6 +14,10 @@ public class JApp {
 			npeStorm(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
 		} else if (mode.equals("selftest")) {
 			selfTest();
+		} else if (mode.equals("procs")) {
+			Method m = Tadpole.class.getDeclaredMethod("selfTest0", int.class);
+			m.setAccessible(true);
+			System.out.println("procs " + m.invoke(null, 4));
 		} else if (mode.equals("sleep")) {
 			Tadpole.marker("sleeping", "");
 			Thread.sleep(Long.parseLong(args[1]));
