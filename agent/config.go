@@ -69,8 +69,9 @@ type Config struct {
 	// compete with its host for one CPU at most, which spares a host
 	// thread that logs on a machine of few cores, at the cost of the
 	// agent's throughput when it is the bottleneck. Default 0: the
-	// runtime's choice (the CPUs, or GOMAXPROCS). The agent package in a
-	// Go program shares the program's runtime and leaves it alone.
+	// runtime's choice (the CPUs, or GOMAXPROCS); the JVM agent puts
+	// procs=1 before its options. The agent package in a Go program
+	// shares the program's runtime and leaves it alone.
 	Procs int
 }
 
@@ -166,7 +167,7 @@ var options = []option{
 		c.Logs = p
 		return err
 	}},
-	{"procs", "threads of libtadpole.so's Go runtime running agent code at once (0 = the runtime's choice)", intOpt(func(c *Config) *int { return &c.Procs }, 0, 1024)},
+	{"procs", "threads of libtadpole.so's Go runtime running agent code at once (1 in a JVM, else 0 = the runtime's choice)", intOpt(func(c *Config) *int { return &c.Procs }, 0, 1024)},
 }
 
 func parseBool(v string) (bool, error) {
