@@ -106,7 +106,6 @@ func publishMode(on bool) {
 	C.tp_set_mode(m)
 }
 
-// start is tadpole_start.
 // runtimeProcs is the GOMAXPROCS the library's Go runtime chose itself.
 var runtimeProcs = runtime.GOMAXPROCS(0)
 
@@ -122,6 +121,7 @@ func setProcs(n int) {
 	}
 }
 
+// start is tadpole_start.
 func start(opts string) error {
 	lib.mu.Lock()
 	defer lib.mu.Unlock()
