@@ -15,9 +15,7 @@ public class JApp {
 		} else if (mode.equals("selftest")) {
 			selfTest();
 		} else if (mode.equals("procs")) {
-			Method m = Tadpole.class.getDeclaredMethod("selfTest0", int.class);
-			m.setAccessible(true);
-			System.out.println("procs " + m.invoke(null, 4));
+			System.out.println("procs " + selfTest0(4));
 		} else if (mode.equals("sleep")) {
 			Tadpole.marker("sleeping", "");
 			Thread.sleep(Long.parseLong(args[1]));
@@ -153,11 +151,17 @@ public class JApp {
 		System.out.println("npe caught " + sum);
 	}
 
-	static void selfTest() throws Exception {
+	/* selfTest0 calls the agent's private self-test native (jni/tpj.h:
+	 * 1 Go panic, 2 broken pipe, 3 thread states, 4 GOMAXPROCS). */
+	static int selfTest0(int what) throws Exception {
 		Method m = Tadpole.class.getDeclaredMethod("selfTest0", int.class);
 		m.setAccessible(true);
-		int panic = (Integer) m.invoke(null, 1);
-		int epipe = (Integer) m.invoke(null, 2);
+		return (Integer) m.invoke(null, what);
+	}
+
+	static void selfTest() throws Exception {
+		int panic = selfTest0(1);
+		int epipe = selfTest0(2);
 		Tadpole.marker("selftest", panic + " " + epipe);
 		System.out.println("selftest " + panic + " " + epipe);
 	}
@@ -203,9 +207,7 @@ public class JApp {
 		final Logger l = Logger.getLogger("churn");
 		l.setUseParentHandlers(false);
 		Tadpole.syncLoggers();
-		Method m = Tadpole.class.getDeclaredMethod("selfTest0", int.class);
-		m.setAccessible(true);
-		int before = (Integer) m.invoke(null, 3);
+		int before = selfTest0(3);
 		for (int i = 0; i < total; i += par) {
 			Thread[] ts = new Thread[Math.min(par, total - i)];
 			for (int j = 0; j < ts.length; j++) {
@@ -221,7 +223,7 @@ public class JApp {
 				t.join();
 			}
 		}
-		int after = (Integer) m.invoke(null, 3);
+		int after = selfTest0(3);
 		Tadpole.marker("churn", before + " " + after);
 		System.out.println("churn states=" + before + " " + after);
 	}
