@@ -2,12 +2,14 @@ package jtest
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -127,31 +129,105 @@ func TestThreadDump(t *testing.T) {
 	h := startHQ(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
-	cmd := e.Java(ctx, h.env(), true, "", "sleep", "4000")
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
+	j := startReady(ctx, t, e.Java(ctx, h.env(), true, "", "await"), "JApp ready\n")
+	if err := j.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
-		t.Fatal(err)
-	}
-	jc, err := exec.CommandContext(ctx, "jcmd", strconv.Itoa(cmd.Process.Pid), "Thread.print").CombinedOutput()
+	jc, err := exec.CommandContext(ctx, "jcmd", strconv.Itoa(j.cmd.Process.Pid), "Thread.print").CombinedOutput()
 	if err != nil || !strings.Contains(string(jc), "tadpole-jul") && !strings.Contains(string(jc), "\"main\"") {
 		t.Errorf("jcmd Thread.print: %v\n%s", err, jc)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("java: %v\n%s", err, errb.String())
-	}
-	if !strings.Contains(out.String(), "Full thread dump") {
-		t.Errorf("no thread dump on stdout after SIGQUIT:\n%s", out.String())
+	out := j.wake(t)
+	if !strings.Contains(out, "Full thread dump") {
+		t.Errorf("no thread dump on stdout after SIGQUIT:\n%s", out)
 	}
 	rep, c := h.waitRun(t)
 	testhq.CheckClean(t, rep, c, -1)
 	if got := c.Markers("woke"); len(got) != 1 {
 		t.Errorf("got woke markers %q; want 1", got)
 	}
+}
+
+// readyJava is a JVM that has said it is ready: up and able to take signals
+// and attach requests. In JApp's await mode it waits for a byte on its stdin.
+type readyJava struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    readyWriter
+	errb   strings.Builder
+	exited chan error
+}
+
+// startReady starts cmd and returns once it has written ready to its
+// stdout. A fixed sleep instead races a JVM still starting on a busy host: a
+// SIGQUIT that comes before the JVM installs its handler kills it.
+func startReady(ctx context.Context, t *testing.T, cmd *exec.Cmd, ready string) *readyJava {
+	t.Helper()
+	j := &readyJava{cmd: cmd, out: readyWriter{want: ready, ready: make(chan struct{})}, exited: make(chan error, 1)}
+	var err error
+	if j.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = &j.out, &j.errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { j.exited <- cmd.Wait() }()
+	select {
+	case <-j.out.ready:
+		return j
+	case err := <-j.exited:
+		t.Fatalf("java exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", err, j.out.String(), j.errb.String())
+	case <-ctx.Done():
+		t.Fatalf("java not ready: %v\nstdout:\n%s\nstderr:\n%s", ctx.Err(), j.out.String(), j.errb.String())
+	}
+	return nil
+}
+
+// wake lets a JVM in await mode finish; see wait.
+func (j *readyJava) wake(t *testing.T) string {
+	t.Helper()
+	if _, err := j.stdin.Write([]byte("\n")); err != nil {
+		t.Fatalf("wake java: %v\nstderr:\n%s", err, j.errb.String())
+	}
+	return j.wait(t)
+}
+
+// wait checks the JVM exits normally and returns its stdout.
+func (j *readyJava) wait(t *testing.T) string {
+	t.Helper()
+	j.stdin.Close()
+	if err := <-j.exited; err != nil {
+		t.Fatalf("java: %v\nstdout:\n%s\nstderr:\n%s", err, j.out.String(), j.errb.String())
+	}
+	return j.out.String()
+}
+
+// readyWriter collects a process's output and closes ready once want has
+// been written.
+type readyWriter struct {
+	want  string
+	ready chan struct{}
+	mu    sync.Mutex
+	buf   strings.Builder
+	seen  bool
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.seen && strings.Contains(w.buf.String(), w.want) {
+		w.seen = true
+		close(w.ready)
+	}
+	return len(p), nil
+}
+
+func (w *readyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }
 
 // TestHQKilled: HQ going away mid-run leaves the JVM running to a normal
@@ -161,21 +237,13 @@ func TestHQKilled(t *testing.T) {
 	h := startHQ(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
-	cmd := e.Java(ctx, h.env("TADPOLE_LOG=none"), true, "", "logloop", "3000")
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
+	j := startReady(ctx, t, e.Java(ctx, h.env("TADPOLE_LOG=none"), true, "", "logloop", "3000"), "JApp looping")
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	h.Srv.Shutdown(sctx)
 	scancel()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("java after HQ shut down: %v\n%s", err, errb.String())
-	}
-	if !strings.Contains(out.String(), "JApp done logloop") {
-		t.Fatalf("got stdout %q", out.String())
+	out := j.wait(t)
+	if !strings.Contains(out, "JApp looping tracing=true") || !strings.Contains(out, "JApp done logloop") {
+		t.Fatalf("got stdout %q; want a traced loop run to its end", out)
 	}
 }
 
@@ -197,19 +265,16 @@ func TestNoHQ(t *testing.T) {
 }
 
 // TestStartCost: without HQ the agent adds at most 50 ms to JVM start
-// (best of several runs each way, to dampen a shared machine's noise).
+// (best of several runs each way, alternating, to dampen a shared machine's
+// noise).
 func TestStartCost(t *testing.T) {
 	e := Build(t)
 	env := append(baseEnv(), "TADPOLE_LTTNG=off", "TADPOLE_LOG=none")
-	best := func(agent bool) time.Duration {
-		b := time.Hour
-		for range 5 {
-			r := runJava(t, e, env, agent, "", "none")
-			b = min(b, r.Elapsed)
-		}
-		return b
+	without, with := time.Hour, time.Hour
+	for range 5 {
+		without = min(without, runJava(t, e, env, false, "", "none").Elapsed)
+		with = min(with, runJava(t, e, env, true, "", "none").Elapsed)
 	}
-	without, with := best(false), best(true)
 	t.Logf("JVM start: %v without the agent, %v with it", without, with)
 	if with-without > 50*time.Millisecond {
 		t.Fatalf("agent added %v to JVM start; want <= 50ms", with-without)
@@ -238,23 +303,15 @@ func TestAttach(t *testing.T) {
 	h := startHQ(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
-	cmd := e.Java(ctx, h.env(), false, "", "sleep", "3000")
+	cmd := e.Java(ctx, h.env(), false, "", "await")
 	cmd.Args = slices.Insert(cmd.Args, 1, "-XX:+EnableDynamicAgentLoading")
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1000 * time.Millisecond)
+	j := startReady(ctx, t, cmd, "JApp ready\n")
 	jc, err := exec.CommandContext(ctx, "jcmd", strconv.Itoa(cmd.Process.Pid), "JVMTI.agent_load", e.Lib).CombinedOutput()
 	if err != nil {
-		t.Fatalf("jcmd JVMTI.agent_load: %v\n%s", err, jc)
+		t.Fatalf("jcmd JVMTI.agent_load: %v\n%s\nstderr:\n%s", err, jc, j.errb.String())
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("java: %v\n%s", err, errb.String())
-	}
-	if !strings.Contains(out.String(), "tracing=true") {
-		t.Fatalf("got stdout %q; want tracing=true\n%s", out.String(), errb.String())
+	if out := j.wake(t); !strings.Contains(out, "tracing=true") {
+		t.Fatalf("got stdout %q; want tracing=true\n%s", out, j.errb.String())
 	}
 	rep, c := h.waitRun(t)
 	testhq.CheckClean(t, rep, c, -1)

@@ -16,9 +16,11 @@ public class JApp {
 			selfTest();
 		} else if (mode.equals("procs")) {
 			System.out.println("procs " + selfTest0(4));
-		} else if (mode.equals("sleep")) {
-			Tadpole.marker("sleeping", "");
-			Thread.sleep(Long.parseLong(args[1]));
+		} else if (mode.equals("await")) {
+			Tadpole.marker("waiting", "");
+			System.out.println("JApp ready");
+			System.out.flush();
+			System.in.read();
 			Tadpole.marker("woke", "");
 		} else if (mode.equals("none")) {
 			return;
@@ -169,6 +171,8 @@ public class JApp {
 	static void logLoop(long ms) throws Exception {
 		Logger l = Logger.getLogger("loop");
 		Tadpole.syncLoggers();
+		System.out.println("JApp looping tracing=" + Tadpole.tracing());
+		System.out.flush();
 		long end = System.currentTimeMillis() + ms;
 		int i = 0;
 		while (System.currentTimeMillis() < end) {
