@@ -106,16 +106,18 @@ func TestDataHelloWaits(t *testing.T) {
 }
 
 // TestSilentConnections: peers that say nothing neither block other
-// greetings nor stay open past GreetTimeout.
+// greetings nor stay open past GreetTimeout. The greeting's bound is well
+// under GreetTimeout, not a latency target: a busy host may take a while.
 func TestSilentConnections(t *testing.T) {
-	srv := start(t, func(c *hq.Config) { c.GreetTimeout = 300 * time.Millisecond })
+	const greet = time.Second
+	srv := start(t, func(c *hq.Config) { c.GreetTimeout = greet })
 	var silent []net.Conn
 	for range 5 {
 		silent = append(silent, rawConn(t, srv, nil))
 	}
 	begin := time.Now()
 	a := dial(t, srv, bytefrog.Version1)
-	if d := time.Since(begin); d > 250*time.Millisecond {
+	if d := time.Since(begin); d > greet*3/4 {
 		t.Errorf("greeting took %v behind silent connections", d)
 	}
 	expect(t, a, bytefrog.MsgStart)
@@ -125,8 +127,8 @@ func TestSilentConnections(t *testing.T) {
 			t.Errorf("silent connection: %v; want EOF once GreetTimeout passed", err)
 		}
 	}
-	if d := time.Since(begin); d < 250*time.Millisecond {
-		t.Errorf("silent connections closed after %v; want about 300ms", d)
+	if d := time.Since(begin); d < greet*3/4 {
+		t.Errorf("silent connections closed after %v; want about %v", d, greet)
 	}
 	a.Close()
 }
