@@ -154,7 +154,7 @@ type readyJava struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	out    readyWriter
-	errb   strings.Builder
+	errb   syncBuf
 	exited chan error
 }
 
@@ -203,13 +203,30 @@ func (j *readyJava) wait(t *testing.T) string {
 	return j.out.String()
 }
 
-// readyWriter collects a process's output and closes ready once want has
-// been written.
+// syncBuf collects a process's output, which its reader may want while
+// the process still writes.
+type syncBuf struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (w *syncBuf) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *syncBuf) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// readyWriter is a syncBuf that closes ready once want has been written.
 type readyWriter struct {
+	syncBuf
 	want  string
 	ready chan struct{}
-	mu    sync.Mutex
-	buf   strings.Builder
 	seen  bool
 }
 
@@ -222,12 +239,6 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 		close(w.ready)
 	}
 	return len(p), nil
-}
-
-func (w *readyWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 // TestHQKilled: HQ going away mid-run leaves the JVM running to a normal
