@@ -159,8 +159,9 @@ type readyJava struct {
 }
 
 // startReady starts cmd and returns once it has written ready to its
-// stdout. A fixed sleep instead races a JVM still starting on a busy host: a
-// SIGQUIT that comes before the JVM installs its handler kills it.
+// stdout. A fixed sleep instead races the JVM on a busy host: a JVM that has
+// already run its course, exited and not yet been reaped takes jcmd's
+// attach signal and never answers.
 func startReady(ctx context.Context, t *testing.T, cmd *exec.Cmd, ready string) *readyJava {
 	t.Helper()
 	j := &readyJava{cmd: cmd, out: readyWriter{want: ready, ready: make(chan struct{})}, exited: make(chan error, 1)}
