@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
 // Config holds every agent setting. The zero value is not usable; start from
@@ -49,6 +50,12 @@ type Config struct {
 	// LTTngDomain is the LTTng agent domain loggers are listed under
 	// ("jul", "log4j", "python"). Default jul.
 	LTTngDomain string
+	// LTTngDialect is the wire format of the session daemon agent protocol:
+	// lttngagent.Dialect20 (default), which lttng-sessiond 2.8 to 2.13
+	// speak, or lttngagent.DialectRFC01, the 2013 RFC v0.1 layout; an RFC
+	// v0.1 daemon publishes no port file, so without one the agent dials
+	// lttngagent.RFC01Port.
+	LTTngDialect lttngagent.Dialect
 	// LTTng registers the process with the LTTng session daemon(s), found
 	// like the official agents do. Default true.
 	LTTng bool
@@ -153,6 +160,11 @@ var options = []option{
 			return nil
 		}
 		return errors.New("want jul, log4j or python")
+	}},
+	{"lttng_dialect", "session daemon protocol: 2.13 or rfc01 (2.13)", func(c *Config, v string) error {
+		d, err := lttngagent.ParseDialect(v)
+		c.LTTngDialect = d
+		return err
 	}},
 	{"lttng", "register with the LTTng session daemon: on or off (on)", func(c *Config, v string) error {
 		b, err := parseBool(v)
@@ -285,6 +297,9 @@ func (c *Config) Verify() error {
 	}
 	if c.FlushInterval <= 0 {
 		errs = append(errs, fmt.Errorf("%w flush_interval=%v: want > 0", ErrBadOption, c.FlushInterval))
+	}
+	if !c.LTTngDialect.Valid() {
+		errs = append(errs, fmt.Errorf("%w lttng_dialect=%v", ErrBadOption, c.LTTngDialect))
 	}
 	if c.ProjectID != 0 && c.Version != bytefrog.Version4 {
 		errs = append(errs, fmt.Errorf("%w project_id needs protocol=4", ErrBadOption))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -22,6 +23,8 @@ func TestParseOptions(t *testing.T) {
 		{"data_connections=8,buffer_budget=1048576", func(c Config) bool { return c.DataConnections == 8 && c.BufferBudget == 1<<20 }},
 		{"log_level=debug,log=/tmp/x.log", func(c Config) bool { return c.LogLevel == LevelDebug && c.Log == "/tmp/x.log" }},
 		{"lttng_domain=log4j", func(c Config) bool { return c.LTTngDomain == "log4j" }},
+		{"lttng_dialect=rfc01", func(c Config) bool { return c.LTTngDialect == lttngagent.DialectRFC01 }},
+		{"lttng_dialect=2.13", func(c Config) bool { return c.LTTngDialect == lttngagent.Dialect20 }},
 		{"", func(c Config) bool { return c == DefaultConfig() }},
 	}
 	for _, tt := range tests {
@@ -52,6 +55,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{"connect_timeout=soon", ErrBadOption, []string{"connect_timeout"}},
 		{"data_connections=-1", ErrBadOption, []string{"data_connections"}},
 		{"log_level=loud", ErrBadOption, []string{"log_level"}},
+		{"lttng_dialect=2.14", ErrBadOption, []string{"lttng_dialect", "2.14"}},
 		{"justakey", ErrBadOption, []string{"justakey"}},
 	}
 	for _, tt := range tests {
@@ -82,12 +86,12 @@ func TestVerify(t *testing.T) {
 }
 
 func TestApplyEnv(t *testing.T) {
-	env := map[string]string{"TADPOLE_HQ": "10.0.0.1:9", "TADPOLE_DATA_CONNECTIONS": "4", "TADPOLE_UNRELATED": "x"}
+	env := map[string]string{"TADPOLE_HQ": "10.0.0.1:9", "TADPOLE_DATA_CONNECTIONS": "4", "TADPOLE_LTTNG_DIALECT": "rfc01", "TADPOLE_UNRELATED": "x"}
 	c := DefaultConfig()
 	if err := c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
 	}
-	if c.HQ != "10.0.0.1:9" || c.DataConnections != 4 {
+	if c.HQ != "10.0.0.1:9" || c.DataConnections != 4 || c.LTTngDialect != lttngagent.DialectRFC01 {
 		t.Errorf("ApplyEnv gave %+v", c)
 	}
 	env["TADPOLE_PROTOCOL"] = "x"

@@ -264,6 +264,10 @@ func startLTTng(cfg Config, log *logger) (*lttngagent.Client, error) {
 		lc.RetryDelay = cfg.LTTngRetry
 	}
 	lc.Port = cfg.LTTngPort // > 0: that daemon only, no port files
+	lc.Dialect = cfg.LTTngDialect
+	if cfg.LTTngDialect == lttngagent.DialectRFC01 {
+		lc.FallbackPort = lttngagent.RFC01Port
+	}
 	lc.Logger = lttngagent.NewFuncLogger(slog.LevelDebug, func(level slog.Level, line string) {
 		l := LevelDebug
 		switch {

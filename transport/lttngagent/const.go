@@ -235,6 +235,22 @@ func (d Dialect) String() string {
 // Valid reports whether d is a known dialect.
 func (d Dialect) Valid() bool { return d <= DialectRFC01 }
 
+// RFC01Port is the fixed agent port of RFC v0.1 session daemons, which
+// published no agent.port file.
+const RFC01Port = 5345
+
+// ParseDialect reads a dialect as an option names it: "2.13" (or "2.0", the
+// protocol version lttng-tools 2.8 to 2.13 speak) and "rfc01".
+func ParseDialect(s string) (Dialect, error) {
+	switch strings.ToLower(s) {
+	case "2.13", "2.0":
+		return Dialect20, nil
+	case "rfc01", "rfc-0.1":
+		return DialectRFC01, nil
+	}
+	return Dialect20, fmt.Errorf("%w: dialect %q (want 2.13 or rfc01)", ErrBadDialect, s)
+}
+
 // HeaderSize is the size of a command header in d.
 func (d Dialect) HeaderSize() int {
 	if d == DialectRFC01 {

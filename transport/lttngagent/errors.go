@@ -20,6 +20,8 @@ var (
 	// ErrBadName: a name is empty, longer than MaxNameLen bytes, contains a
 	// NUL, or is not NUL-terminated inside its field.
 	ErrBadName = errors.New("lttngagent: bad name")
+	// ErrBadDialect: a dialect name ParseDialect does not know.
+	ErrBadDialect = errors.New("lttngagent: unknown dialect")
 	// ErrUnknownCommand: the command id is not part of the dialect.
 	ErrUnknownCommand = errors.New("lttngagent: unknown command")
 	// ErrTruncated: the connection ended inside a command.
