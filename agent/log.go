@@ -106,3 +106,30 @@ func (l *logger) close() {
 		l.c.Close()
 	}
 }
+
+// hostSeen keeps HostLog's once-per-problem promise for the whole process.
+var hostSeen sync.Map
+
+// HostLog writes one line for a problem that a host's glue (the JVM bridge,
+// the C library) finds outside a running agent, where the options string
+// opts — after the TADPOLE_* environment, as LoadConfig reads them — sends
+// the agent's log: nothing under log=none or a higher log_level, and one
+// line per key for the process's life. Bad options do not stop the line:
+// the settings that parse are used, the rest keep their defaults.
+func HostLog(opts string, level LogLevel, key, msg string) {
+	cfg := DefaultConfig()
+	_ = cfg.ApplyEnv(nil)
+	_ = cfg.ParseOptions(opts)
+	l, err := newLogger(cfg.Log, cfg.LogLevel)
+	if err != nil {
+		l, _ = newLogger("stderr", cfg.LogLevel)
+	}
+	defer l.close()
+	if !l.enabled(level) {
+		return
+	}
+	if _, dup := hostSeen.LoadOrStore(key, struct{}{}); dup {
+		return
+	}
+	l.logf(level, "%s", msg)
+}

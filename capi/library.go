@@ -136,18 +136,21 @@ func start(opts string) error {
 	}
 	cfg, err := agent.LoadConfig(opts)
 	if err != nil {
+		agent.HostLog(opts, agent.LevelError, "start:"+err.Error(), "running untraced: "+err.Error())
 		return err
 	}
 	setQuiet(cfg)
 	setProcs(cfg.Procs)
-	a, err := agent.Start(context.Background(), cfg)
+	a, err := agent.Start(context.Background(), cfg) // logs its own failure, once
 	if err != nil {
 		return err
 	}
 	up, err := openPipe("tadpole-drain", func(fd C.int) { C.tp_set_drain_fd(fd) })
 	if err != nil {
 		a.Shutdown(context.Background())
-		return fmt.Errorf("tadpole: the drain's pipe: %w", err)
+		err = fmt.Errorf("tadpole: the drain's pipe: %w", err)
+		agent.HostLog(opts, agent.LevelError, "start:pipe", "running untraced: "+err.Error())
+		return err
 	}
 	lib.agent = a
 	lib.drainPipe = up

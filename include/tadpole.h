@@ -143,7 +143,9 @@ typedef int32_t tadpole_logger; /* a named logger */
  * Returns TADPOLE_OK, TADPOLE_EINVAL (bad options, no HQ address),
  * TADPOLE_ECONNREFUSED, TADPOLE_ETIMEDOUT, TADPOLE_EPROTO, TADPOLE_EALREADY,
  * TADPOLE_ECHILD or TADPOLE_EINTERNAL. After a failure the program goes on
- * untraced and may call tadpole_start again.
+ * untraced and may call tadpole_start again. A failure other than
+ * TADPOLE_EALREADY or a missing hq address is also logged, once, where the
+ * log and log_level options say (log=none: nowhere).
  */
 TADPOLE_API int tadpole_start(const char *options);
 

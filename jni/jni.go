@@ -17,6 +17,8 @@ import (
 	"os"
 	"runtime"
 	"unsafe"
+
+	"github.com/tadpole-trace/tadpole/agent"
 )
 
 // classes are the helper classes, compiled by ./build.sh lib with
@@ -55,6 +57,26 @@ func tpjGoLoad() (n C.int) {
 	}
 	loaded = true
 	return C.int(len(classOrder))
+}
+
+// tpjGoLog writes a problem of the JVM bridge where the agent's options
+// (opts, the -agentpath string; NULL for none) send the agent's log: once
+// per message, nothing under log=none. isError != 0 logs at error level,
+// else warn.
+//
+//export tpjGoLog
+func tpjGoLog(opts *C.char, isError C.int, msg *C.char) {
+	defer func() { recover() }() // a log line is never worth the JVM
+	o := ""
+	if opts != nil {
+		o = C.GoString(opts)
+	}
+	level := agent.LevelWarn
+	if isError != 0 {
+		level = agent.LevelError
+	}
+	m := C.GoString(msg)
+	agent.HostLog(o, level, "jvm:"+m, m)
 }
 
 //export tpjGoSelfTest

@@ -49,13 +49,28 @@ void tpj_add_class(const char *name, const void *bytes, size_t len) {
 	}
 }
 
-void tpj_warn(const char *fmt, ...) {
+/* tpj_log_opts: the options of the first load, which say where the bridge's
+ * own problems are logged (log=, log_level=). */
+static char *tpj_log_opts;
+
+static void tpj_vlog(int error, const char *fmt, va_list ap) {
 	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	tpjGoLog(tpj_log_opts, error, msg);
+}
+
+void tpj_warn(const char *fmt, ...) {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	tpj_vlog(0, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "tadpole: [WARN] %s\n", msg);
+}
+
+static void tpj_error(const char *fmt, ...) {
+	va_list ap;
+	va_start(ap, fmt);
+	tpj_vlog(1, fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -262,12 +277,8 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	}
 	int rc = tadpole_start(opts != NULL ? opts : options);
 	free(opts);
-	if (rc != TADPOLE_OK) {
-		char why[256];
-		tadpole_errmsg(why, sizeof why);
-		tpj_warn("the JVM runs untraced: %s", why[0] != 0 ? why : tadpole_strerror(rc));
-		return;
-	}
+	if (rc != TADPOLE_OK)
+		return; /* tadpole_start logged why, once, as the options say */
 	atomic_store(&tpj_started, 1);
 	if (thread != NULL)
 		tpj_bind_thread(jvmti, env, thread);
@@ -335,9 +346,9 @@ static int tpj_init(JavaVM *vm, int live) {
 		return -1;
 	}
 	if (tpj_libjsig()) {
-		fprintf(stderr, "tadpole: [ERROR] libjsig is preloaded (LD_PRELOAD=libjsig.so): it hides the signal "
-		                "handlers tadpole needs, so the agent refuses to start. Remove libjsig: tadpole already "
-		                "forwards signals to the JVM. The JVM runs untraced.\n");
+		tpj_error("libjsig is preloaded (LD_PRELOAD=libjsig.so): it hides the signal handlers tadpole needs, "
+		          "so the agent refuses to start. Remove libjsig: tadpole already forwards signals to the JVM. "
+		          "The JVM runs untraced.");
 		return -1;
 	}
 	if (tpjGoLoad() < 0)
@@ -367,8 +378,15 @@ static int tpj_init(JavaVM *vm, int live) {
 	return 0;
 }
 
+/* tpj_note_log_opts keeps the first load's options for the bridge's log. */
+static void tpj_note_log_opts(const char *options) {
+	if (tpj_log_opts == NULL)
+		tpj_log_opts = strdup(options != NULL ? options : "");
+}
+
 TPJ_EXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
 	(void)reserved;
+	tpj_note_log_opts(options);
 	if (tpj_init(vm, 0) != 0)
 		return JNI_OK;
 	tpj_options = strdup(options != NULL ? options : "");
@@ -377,6 +395,7 @@ TPJ_EXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) 
 
 TPJ_EXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved) {
 	(void)reserved;
+	tpj_note_log_opts(options);
 	if (tpj_init(vm, 1) != 0)
 		return JNI_OK;
 	JNIEnv *env = NULL;

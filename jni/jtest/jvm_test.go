@@ -260,20 +260,44 @@ func TestHQKilled(t *testing.T) {
 }
 
 // TestNoHQ: an absent HQ delays the JVM by at most the connect timeout,
-// then it runs untraced after one warning.
+// then it runs untraced after one line that says why; log=none silences
+// it, and a bad option is one line too.
 func TestNoHQ(t *testing.T) {
 	e := Build(t)
 	env := append(baseEnv(), "TADPOLE_HQ=127.0.0.1:1", "TADPOLE_LTTNG=off")
-	r := runJava(t, e, env, true, "connect_timeout=300ms", "basic")
-	if !strings.Contains(r.Stdout, "tracing=false") {
-		t.Fatalf("got stdout %q; want tracing=false", r.Stdout)
+	for _, tc := range []struct {
+		opts  string
+		lines int
+		want  string
+	}{
+		{"connect_timeout=300ms", 1, "[WARN] running untraced: tadpole: HQ not reachable"},
+		{"connect_timeout=300ms,log=none", 0, ""},
+		{"connect_timeout=300ms,log_level=error", 0, ""},
+		{"connect_timeout=300ms,colour=red", 1, `[ERROR] running untraced: tadpole: unknown option "colour"`},
+		{"connect_timeout=300ms,colour=red,log=none", 0, ""},
+	} {
+		r := runJava(t, e, env, true, tc.opts, "basic")
+		if !strings.Contains(r.Stdout, "tracing=false") {
+			t.Fatalf("%s: got stdout %q; want tracing=false", tc.opts, r.Stdout)
+		}
+		if n := tadpoleLines(r.Stderr); n != tc.lines || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("%s: got %d tadpole lines; want %d with %q:\n%s", tc.opts, n, tc.lines, tc.want, r.Stderr)
+		}
+		if r.Elapsed > 20*time.Second {
+			t.Fatalf("%s: JVM took %v", tc.opts, r.Elapsed)
+		}
 	}
-	if n := strings.Count(r.Stderr, "tadpole: [WARN]"); n != 1 {
-		t.Fatalf("got %d warnings; want 1:\n%s", n, r.Stderr)
+}
+
+// tadpoleLines counts the agent's lines in a process's stderr.
+func tadpoleLines(stderr string) int {
+	n := 0
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "tadpole:") {
+			n++
+		}
 	}
-	if r.Elapsed > 20*time.Second {
-		t.Fatalf("JVM took %v", r.Elapsed)
-	}
+	return n
 }
 
 // TestStartCost: without HQ the agent adds at most 50 ms to JVM start
@@ -303,8 +327,13 @@ func TestLibjsig(t *testing.T) {
 	}
 	h := startHQ(t)
 	r := runJava(t, e, h.env("LD_PRELOAD="+jsig), true, "", "basic")
-	if !strings.Contains(r.Stderr, "libjsig is preloaded") || !strings.Contains(r.Stdout, "tracing=false") {
-		t.Fatalf("stdout %q\nstderr:\n%s", r.Stdout, r.Stderr)
+	if !strings.Contains(r.Stderr, "[ERROR] libjsig is preloaded") || !strings.Contains(r.Stdout, "tracing=false") ||
+		tadpoleLines(r.Stderr) != 1 {
+		t.Fatalf("stdout %q\nstderr (want one line):\n%s", r.Stdout, r.Stderr)
+	}
+	r = runJava(t, e, h.env("LD_PRELOAD="+jsig), true, "log=none", "basic")
+	if tadpoleLines(r.Stderr) != 0 || !strings.Contains(r.Stdout, "tracing=false") {
+		t.Fatalf("log=none: stdout %q\nstderr (want silence):\n%s", r.Stdout, r.Stderr)
 	}
 }
 
