@@ -81,6 +81,10 @@ type Config struct {
 	NewProcessor func(*Run) Processor
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Lenient keeps a run that used an id before its mapping, or mapped an
+	// id again to a different name, OK (the findings are still counted).
+	// By default either fails the run, as gaps and duplicates do.
+	Lenient bool
 }
 
 // DefaultAgentBudget is the send-buffer budget HQ gives agents: 16

@@ -16,6 +16,7 @@ type coreConfig struct {
 	maxMappingBytes int64
 	topN            int
 	hbInterval      int32 // ms, as configured for the agent
+	lenient         bool  // unmapped and re-mapped ids are warnings, not failures
 }
 
 // hooks connect a core to its live connections; Replay runs a core without
@@ -418,6 +419,15 @@ func (c *core) finish() *Report {
 	case r.DuplicateCount > 0:
 		c.failed = true
 		r.Reason = fmt.Sprintf("%d duplicate sequence number(s)", r.DuplicateCount)
+	case c.cc.lenient:
+	case len(r.Unmapped) > 0:
+		// Bytefrog maps every id before the first event that uses it.
+		c.failed = true
+		r.Reason = fmt.Sprintf("%d id(s) used before their mapping", len(r.Unmapped))
+	case r.Remapped > 0:
+		// An id names one method, exception or thread for the whole run.
+		c.failed = true
+		r.Reason = fmt.Sprintf("%d id(s) mapped again to a different name", r.Remapped)
 	}
 	r.OK = !c.failed
 	for _, p := range c.procs {

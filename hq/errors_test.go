@@ -280,8 +280,17 @@ func TestDuplicate(t *testing.T) {
 	}
 }
 
-func TestUnmappedIDs(t *testing.T) {
-	rep := okCase(t, nil, func(a *hqtest.Agent, run *hq.Run) {
+// unmappedWant is what unmappedScript leaves unmapped.
+var unmappedWant = []hq.UnmappedID{
+	{Kind: hq.IDMethod, ID: 999, Count: 2, FirstSeq: 1},
+	{Kind: hq.IDException, ID: 5, Count: 1, FirstSeq: 2},
+	{Kind: hq.IDThread, ID: 77, Count: 1, FirstSeq: 2},
+}
+
+// unmappedScript uses method 999, exception 5 and thread 77 before their
+// mappings; method 999 is mapped at last.
+func unmappedScript(t *testing.T) func(a *hqtest.Agent, run *hq.Run) {
+	return func(a *hqtest.Agent, run *hq.Run) {
 		i, err := a.OpenData()
 		must(t, err)
 		b := seqs(0)
@@ -293,17 +302,54 @@ func TestUnmappedIDs(t *testing.T) {
 		b = bytefrog.AppendMapMethodSignature(nil, 999, "late/M.m;1;()V")
 		b = bytefrog.AppendMethodExit(b, 0, 4, 999, 10, 1) // mapped now
 		must(t, a.Write(i, b))
+	}
+}
+
+// TestUnmappedIDs: an id used before its mapping fails the run by default,
+// and every such id is listed; TestUnmappedIDsLenient: Lenient keeps the
+// run OK and lists them the same.
+func TestUnmappedIDs(t *testing.T) {
+	rep := okCase(t, nil, unmappedScript(t))
+	if rep.OK || rep.Reason != "3 id(s) used before their mapping" {
+		t.Errorf("strict: %s; want failed: 3 id(s) used before their mapping", rep.Result())
+	}
+	if !reflect.DeepEqual(rep.Unmapped, unmappedWant) {
+		t.Errorf("strict: unmapped %+v; want %+v", rep.Unmapped, unmappedWant)
+	}
+}
+
+func TestUnmappedIDsLenient(t *testing.T) {
+	srv := start(t, func(c *hq.Config) { c.Lenient = true })
+	a := dial(t, srv, bytefrog.Version1)
+	expect(t, a, bytefrog.MsgStart)
+	run := nextRun(t, srv)
+	unmappedScript(t)(a, run)
+	must(t, a.Shutdown(false))
+	rep := wait(t, run)
+	if !rep.OK || !reflect.DeepEqual(rep.Unmapped, unmappedWant) {
+		t.Errorf("lenient: %s, unmapped %+v; want completed, %+v", rep.Result(), rep.Unmapped, unmappedWant)
+	}
+}
+
+// TestRemappedIDs: an id mapped again to a different name fails the run;
+// the same name again is harmless.
+func TestRemappedIDs(t *testing.T) {
+	rep := okCase(t, nil, func(a *hqtest.Agent, run *hq.Run) {
+		i, err := a.OpenData()
+		must(t, err)
+		b := bytefrog.AppendMapMethodSignature(nil, 7, "a/A.m;1;()V")
+		b = bytefrog.AppendMapMethodSignature(b, 7, "a/A.m;1;()V") // the same again
+		b = append(b, seqs(0)...)
+		b = bytefrog.AppendMapMethodSignature(b, 7, "b/B.other;1;()V") // renamed
+		b = bytefrog.AppendMapException(b, 3, "java/lang/Error")
+		b = bytefrog.AppendMapException(b, 3, "java/lang/RuntimeException") // renamed
+		must(t, a.Write(i, b))
 	})
-	if !rep.OK {
-		t.Fatalf("%s; unmapped ids are reported, not fatal", rep.Result())
+	if rep.OK || rep.Remapped != 2 || rep.Reason != "2 id(s) mapped again to a different name" {
+		t.Errorf("%s, %d re-mapped; want failed: 2 id(s) mapped again to a different name", rep.Result(), rep.Remapped)
 	}
-	want := []hq.UnmappedID{
-		{Kind: hq.IDMethod, ID: 999, Count: 2, FirstSeq: 1},
-		{Kind: hq.IDException, ID: 5, Count: 1, FirstSeq: 2},
-		{Kind: hq.IDThread, ID: 77, Count: 1, FirstSeq: 2},
-	}
-	if !reflect.DeepEqual(rep.Unmapped, want) {
-		t.Errorf("unmapped %+v; want %+v", rep.Unmapped, want)
+	if !strings.Contains(rep.String(), "2 id(s) mapped again to a different name") {
+		t.Errorf("summary does not show the re-maps:\n%s", rep)
 	}
 }
 

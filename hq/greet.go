@@ -114,6 +114,7 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 	cc := coreConfig{
 		dialect: r.dialect, maxHeldEvents: s.cfg.MaxHeldEvents, maxHeldBytes: s.cfg.MaxHeldBytes,
 		maxMappingBytes: s.cfg.MaxMappingBytes, topN: s.cfg.TopN, hbInterval: s.cfg.Agent.HeartbeatInterval,
+		lenient: s.cfg.Lenient,
 	}
 	var procs []Processor
 	if s.cfg.NewProcessor != nil {

@@ -167,6 +167,8 @@ type ReplayOptions struct {
 	Processors []Processor
 	// TopN overrides the number of methods listed (0: as recorded).
 	TopN int
+	// Lenient is Config.Lenient for the replayed run.
+	Lenient bool
 }
 
 // ReplayFile replays the trace file at path; see Replay.
@@ -207,6 +209,7 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 		maxMappingBytes: h.MaxMappingBytes,
 		topN:            int(h.TopN),
 		hbInterval:      h.HeartbeatInterval,
+		lenient:         opt.Lenient,
 	}
 	if opt.TopN > 0 {
 		cc.topN = opt.TopN

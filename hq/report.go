@@ -103,6 +103,7 @@ type Report struct {
 
 	Unmapped         []UnmappedID
 	UnmappedOverflow int64 // unmapped uses not listed
+	Remapped         int64 // method or exception mappings that renamed an id
 
 	DataBreaks []int32 // delivered right before their event (or at the end)
 	LateBreaks []int32 // arrived after their number had been released
@@ -228,7 +229,7 @@ func (r *Report) Write(w io.Writer) error {
 		p("  threads: %d named: %s\n", len(r.ThreadNames), listNames(r.ThreadNames, maxListedThreads))
 	}
 
-	p("  checks: %s\n", r.checks())
+	p("  checks: %s\n", r.Checks())
 	if len(r.Gaps) > 0 {
 		p("    gaps at %s\n", listRanges(r.Gaps, r.GapCount))
 	}
@@ -283,8 +284,8 @@ func (r *Report) Write(w io.Writer) error {
 	return err
 }
 
-// checks summarises the data checks on one line.
-func (r *Report) checks() string {
+// Checks summarises the data checks on one line.
+func (r *Report) Checks() string {
 	var parts []string
 	if r.GapCount > 0 {
 		parts = append(parts, fmt.Sprintf("%d gap(s), %s events missing", r.GapCount, count(r.Missing)))
@@ -300,6 +301,9 @@ func (r *Report) checks() string {
 	}
 	if n := len(r.Unmapped); n > 0 || r.UnmappedOverflow > 0 {
 		parts = append(parts, fmt.Sprintf("%d id(s) used before mapping", n))
+	}
+	if r.Remapped > 0 {
+		parts = append(parts, fmt.Sprintf("%s id(s) mapped again to a different name", count(r.Remapped)))
 	}
 	if len(parts) == 0 {
 		return "sequence complete, no duplicates, all ids mapped"

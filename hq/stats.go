@@ -377,7 +377,5 @@ func (st *stats) fill(r *Report, topN int) {
 	}
 	r.Classes = st.classes
 	r.Classes.FailedNames = slices.Clone(st.classes.FailedNames)
-	if st.remapped > 0 {
-		r.warn(fmt.Sprintf("%d method or exception ids were mapped again to a different name", st.remapped))
-	}
+	r.Remapped = st.remapped
 }

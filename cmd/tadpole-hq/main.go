@@ -61,13 +61,16 @@ func usage(fs *flag.FlagSet) func() {
 		fmt.Fprint(w, `Usage:
   tadpole-hq [flags]                      serve agents until interrupted (or -runs N)
   tadpole-hq [flags] -exec CMD [ARGS...]  run CMD with TADPOLE_HQ=<addr> against a private HQ
-  tadpole-hq replay FILE...               print the summaries of trace files
+  tadpole-hq replay [-lenient] FILE...    print the summaries of trace files
+  tadpole-hq verify [-lenient] FILE...    check trace files: one line each, status 3 if a run fails
 
 -exec listens on 127.0.0.1:0 (unless -listen is given), adds TADPOLE_HQ to
 CMD's environment, passes its stdin/stdout/stderr through, waits for CMD to
 exit and its runs to end (at most -wait), prints each run's summary on
 stdout and exits with CMD's status if it failed, 3 if a run failed or fewer
-than -runs (default 1) runs came, else 0.
+than -runs (default 1) runs came, else 0. A run fails on a protocol error,
+a gap, a duplicate, an id used before its mapping or mapped again to
+another name (the last two only without -lenient).
 
 Script steps (-script), separated by ';': wait DURATION, await MODE
 (I T P S X), start, stop, pause, unpause, suspend, unsuspend. Example:
@@ -118,6 +121,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&topN, "top", cfg.TopN, "methods listed in a summary")
 	fs.StringVar(&o.status, "status", "auto", "live status line on stderr: auto (when a terminal), on, off")
 	fs.BoolVar(&o.verbose, "v", false, "debug logging")
+	fs.BoolVar(&cfg.Lenient, "lenient", false, "a run that uses ids before their mapping or maps an id again to another name still completes")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -180,8 +184,8 @@ func main() {
 
 // run is the command; it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "replay" {
-		return replay(args[1:], stdout, stderr)
+	if len(args) > 0 && (args[0] == "replay" || args[0] == "verify") {
+		return replay(args[0], args[1:], stdout, stderr)
 	}
 	o, err := parseFlags(args, stderr)
 	if err == flag.ErrHelp {
@@ -207,16 +211,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return serveMode(o, term, stderr)
 }
 
-func replay(files []string, stdout, stderr io.Writer) int {
+// replay prints the summary of each trace file (verb "replay") or one line
+// of its checks (verb "verify"); a run that fails them makes the status 3.
+func replay(verb string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tadpole-hq "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opt hq.ReplayOptions
+	fs.BoolVar(&opt.Lenient, "lenient", false, "ids used before their mapping or mapped again do not fail a run")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	files := fs.Args()
 	if len(files) == 0 {
-		fmt.Fprintln(stderr, "usage: tadpole-hq replay FILE...")
+		fmt.Fprintf(stderr, "usage: tadpole-hq %s [-lenient] FILE...\n", verb)
 		return exitUsage
 	}
 	status := exitOK
 	for _, f := range files {
-		rep, err := hq.ReplayFile(f, nil)
+		rep, err := hq.ReplayFile(f, &opt)
 		if rep != nil {
-			rep.Write(stdout)
+			if verb == "verify" {
+				fmt.Fprintf(stdout, "%s: run %d %s; checks: %s\n", f, rep.RunID, rep.Result(), rep.Checks())
+			} else {
+				rep.Write(stdout)
+			}
 			if !rep.OK && status == exitOK {
 				status = exitRunFailed
 			}

@@ -318,12 +318,32 @@ func TestUsage(t *testing.T) {
 		{[]string{"-versions", "1,9", "-exec", "true"}, 1, "protocol version 9 not supported"},
 		{[]string{"-script", "jump", "-exec", "true"}, 1, "bad script"},
 		{[]string{"-compress", "gzip", "-exec", "true"}, 2, "-compress: hq: invalid configuration: compression \"gzip\""},
-		{[]string{"replay"}, 2, "usage: tadpole-hq replay FILE"},
+		{[]string{"replay"}, 2, "usage: tadpole-hq replay [-lenient] FILE"},
+		{[]string{"verify"}, 2, "usage: tadpole-hq verify [-lenient] FILE"},
 		{[]string{"replay", "/nonexistent"}, 1, "no such file"},
 	} {
 		_, stderr, code := hqRun(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("tadpole-hq %q: exit status %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// TestVerify: verify gives one line per trace file and status 3 when a run
+// fails its checks.
+func TestVerify(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		code int
+		want string
+	}{
+		{"basic.tphq.s2", 0, "completed; checks: sequence complete, no duplicates, all ids mapped"},
+		{"checks.tphq.zst", 3, "failed: incomplete data: 1 gap(s), 4 events missing; checks: 1 gap(s)"},
+	} {
+		stdout, stderr, code := hqRun(t, "verify", "../../hq/testdata/"+tc.file)
+		if code != tc.code || strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, tc.want) {
+			t.Errorf("verify %s: status %d, stdout %q, stderr %q; want %d and one line with %q", tc.file, code, stdout,
+				stderr, tc.code, tc.want)
 		}
 	}
 }
