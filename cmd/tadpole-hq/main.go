@@ -52,7 +52,8 @@ type options struct {
 	status   string
 	verbose  bool
 	args     []string
-	listenOn bool // -listen given
+	listenOn bool   // -listen given
+	jsonPath string // -json: where each run's report is appended
 }
 
 func usage(fs *flag.FlagSet) func() {
@@ -121,6 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&topN, "top", cfg.TopN, "methods listed in a summary")
 	fs.StringVar(&o.status, "status", "auto", "live status line on stderr: auto (when a terminal), on, off")
 	fs.BoolVar(&o.verbose, "v", false, "debug logging")
+	fs.StringVar(&o.jsonPath, "json", "", "append each ended run's report to this file, one JSON object a line")
 	fs.BoolVar(&cfg.Lenient, "lenient", false, "a run that uses ids before their mapping or maps an id again to another name still completes")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -196,6 +198,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	term := newTerminal(stdout, stderr, o.status)
+	reports, err := openJSONReports(o.jsonPath)
+	if err != nil {
+		fmt.Fprintln(stderr, "tadpole-hq:", err)
+		return exitError
+	}
+	defer func() {
+		if err := reports.close(); err != nil {
+			fmt.Fprintln(stderr, "tadpole-hq: -json:", err)
+		}
+	}()
 	// -exec shows warnings only: the command's own output matters more.
 	level := slog.LevelInfo
 	if o.exec {
@@ -206,9 +218,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o.cfg.Logger = slog.New(slog.NewTextHandler(term.logWriter(), &slog.HandlerOptions{Level: level}))
 	if o.exec {
-		return execMode(o, term, stderr)
+		return execMode(o, term, reports, stderr)
 	}
-	return serveMode(o, term, stderr)
+	return serveMode(o, term, reports, stderr)
 }
 
 // replay prints the summary of each trace file (verb "replay") or one line
@@ -302,7 +314,7 @@ func newServer(o *hq.Config, addr string, stderr io.Writer) (*hq.Server, bool) {
 	return srv, true
 }
 
-func serveMode(o *options, term *terminal, stderr io.Writer) int {
+func serveMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer) int {
 	srv, ok := newServer(o.cfg, o.listen, stderr)
 	if !ok {
 		return exitError
@@ -315,7 +327,10 @@ func serveMode(o *options, term *terminal, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	col := &collector{endedCh: make(chan struct{}, 1024)}
-	go col.follow(ctx, srv, func(rep *hq.Report) { term.printOut(rep.String()) })
+	go col.follow(ctx, srv, func(rep *hq.Report) {
+		term.printOut(rep.String())
+		reports.write(rep)
+	})
 	stopStatus := term.run(srv, o.cfg.Logger)
 	defer stopStatus()
 
@@ -363,7 +378,7 @@ func busy(srv *hq.Server) bool {
 	return false
 }
 
-func execMode(o *options, term *terminal, stderr io.Writer) int {
+func execMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer) int {
 	addr := "127.0.0.1:0"
 	if o.listenOn {
 		addr = o.listen
@@ -426,6 +441,7 @@ func execMode(o *options, term *terminal, stderr io.Writer) int {
 			continue
 		}
 		term.printOut(rep.String())
+		reports.write(rep)
 		if !rep.OK {
 			failed++
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -344,6 +345,35 @@ func TestVerify(t *testing.T) {
 		if code != tc.code || strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, tc.want) {
 			t.Errorf("verify %s: status %d, stdout %q, stderr %q; want %d and one line with %q", tc.file, code, stdout,
 				stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// TestExecJSON: -json appends each run's report as one JSON object a line,
+// with the same counts as the summary.
+func TestExecJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.jsonl")
+	for range 2 {
+		stdout, stderr, code := hqRun(t, "-json", path, "-exec", agentBin, "ok", "300")
+		if code != 0 {
+			t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines; want one per run, 2:\n%s", len(lines), b)
+	}
+	for _, l := range lines {
+		var rep hq.Report
+		if err := json.Unmarshal([]byte(l), &rep); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		if !rep.OK || rep.Sequenced == 0 || rep.GapCount != 0 || len(rep.Unmapped) != 0 || rep.Remapped != 0 {
+			t.Errorf("report %+v; want a completed run with events and no findings", rep)
 		}
 	}
 }
