@@ -50,6 +50,8 @@ type session struct {
 
 	pool  *bufPool
 	brk   breaks
+	// begin is when Start arrived, the time base of every event; the
+	// control reader sets it before the pipeline's goroutines start.
 	begin time.Time
 	// beginMono is CLOCK_MONOTONIC at begin, for host batch timestamps.
 	beginMono int64
@@ -378,6 +380,9 @@ func (s *session) command(m *bytefrog.Msg) error {
 		if mode != bytefrog.ModeInitializing {
 			return bad()
 		}
+		// Bytefrog timestamps count from Start: its arrival, not the end
+		// of opening the data connections, which can take a while.
+		s.begin, s.beginMono = time.Now(), MonoNow()
 		if err := s.beginTracing(); err != nil {
 			s.startErr <- err
 			return err
@@ -503,8 +508,10 @@ func (s *session) beginTracing() error {
 func (s *session) startPipeline(budget int) {
 	s.lanes = newLanes(s.cfg.RingSize)
 	s.pool = newBufPool(budget)
-	s.begin = time.Now()
-	s.beginMono = MonoNow()
+	if s.begin.IsZero() {
+		s.begin, s.beginMono = time.Now(), MonoNow()
+	}
+	s.clock.Store(int32(time.Since(s.begin) / time.Millisecond))
 	s.wg.Add(1 + len(s.data) + 1)
 	s.spawn("drain", newDrain(s).run)
 	for _, c := range s.data {
