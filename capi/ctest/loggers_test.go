@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
 // Settings of the logger test.
@@ -164,4 +166,74 @@ func TestLoggersLTTng(t *testing.T) {
 		t.Fatal(err)
 	}
 	testhq.CheckClean(t, rep, col, -1)
+}
+
+// TestLoggersDialects runs testdata/loggers.c against a session daemon of
+// each dialect that lttng_dialect selects: its loggers are listed, ENABLE
+// makes records reach HQ, and a daemon sending garbage costs only its
+// connection: the program registers again and obeys the next ENABLE.
+func TestLoggersDialects(t *testing.T) {
+	lib := BuildLib(t)
+	bin := filepath.Join(t.TempDir(), "loggers")
+	lib.Compile(t, bin, "testdata/loggers.c")
+	for _, opt := range []string{"2.13", "rfc01"} {
+		t.Run(opt, func(t *testing.T) {
+			dl, err := lttngagent.ParseDialect(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := testpeers.NewFakeDaemon(t, dl)
+			h := startHQ(t, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin)
+			cmd.Env = Env("TADPOLE_HQ="+h.Srv.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms", "TADPOLE_LOGS=lttng",
+				"TADPOLE_LTTNG_RETRY=50ms", "TADPOLE_LTTNG_DIALECT="+opt, "TADPOLE_LTTNG_PORT="+strconv.Itoa(d.Port()))
+			stdin, _ := cmd.StdinPipe()
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				stdin.Close()
+				if err := cmd.Wait(); err != nil {
+					t.Errorf("loggers: %v\n%s", err, stderr.String())
+				}
+			}()
+			if _, err := h.Srv.NextRun(ctx); err != nil {
+				t.Fatalf("no HQ run: %v", err)
+			}
+			col := h.Collector(0)
+			alpha := func() int {
+				_, recs := logState(t, col)
+				n := 0
+				for _, r := range recs {
+					if r.logger == "capp.alpha" {
+						n++
+					}
+				}
+				return n
+			}
+
+			nc := d.Accept(cmd.Process.Pid)
+			if names := d.List(nc); !slices.Contains(names, "capp.alpha") || !slices.Contains(names, "capp.beta") {
+				t.Fatalf("LIST = %q; want capp.alpha and capp.beta", names)
+			}
+			if rc := d.Enable(nc, "capp.alpha"); rc != lttngagent.ReplySuccess {
+				t.Fatalf("ENABLE = %v", rc)
+			}
+			waitFor(t, "capp.alpha records at HQ", func() bool { return alpha() > 0 })
+			d.Garbage(nc)
+			nc = d.Accept(cmd.Process.Pid)
+			if rc := d.Disable(nc, "capp.alpha"); rc != lttngagent.ReplyUnknownName {
+				t.Errorf("DISABLE on the new connection = %v; want unknown name (the old one's enable went with it)", rc)
+			}
+			before := alpha()
+			if rc := d.Enable(nc, "capp.alpha"); rc != lttngagent.ReplySuccess {
+				t.Fatalf("ENABLE after reconnect = %v", rc)
+			}
+			waitFor(t, "capp.alpha records after reconnect", func() bool { return alpha() > before })
+		})
+	}
 }

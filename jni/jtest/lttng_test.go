@@ -10,6 +10,7 @@ import (
 
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
+	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
 // Bounds of the session daemon test.
@@ -177,4 +178,79 @@ func TestLTTngSessiond(t *testing.T) {
 	}
 	<-c.Done()
 	testhq.CheckClean(t, rep, c, -1)
+}
+
+// TestLTTngDialects: a JVM speaks the lttng_dialect it is given to its
+// session daemon: its JUL loggers are listed, ENABLE makes shop.orders
+// records reach HQ, and a daemon that sends garbage costs only its
+// connection: the JVM registers again and obeys the next ENABLE.
+func TestLTTngDialects(t *testing.T) {
+	e := Build(t)
+	for _, opt := range []string{"2.13", "rfc01"} {
+		t.Run(opt, func(t *testing.T) {
+			dl, err := lttngagent.ParseDialect(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := testpeers.NewFakeDaemon(t, dl)
+			h := startHQ(t)
+			ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+			defer cancel()
+			cmd := e.Java(ctx, h.env("TADPOLE_LTTNG=on", "TADPOLE_LOGS=lttng", "TADPOLE_LTTNG_RETRY=50ms",
+				"TADPOLE_LTTNG_DIALECT="+opt, "TADPOLE_LTTNG_PORT="+strconv.Itoa(d.Port())), true, "", "lttng")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errb strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer func() {
+				stdin.Close()
+				select {
+				case <-exited:
+				case <-time.After(lttngWait):
+					cmd.Process.Kill()
+					<-exited
+				}
+				if t.Failed() {
+					t.Logf("java stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+				}
+			}()
+			if _, err := h.Srv.NextRun(ctx); err != nil {
+				t.Fatalf("no HQ run: %v", err)
+			}
+			var c *testhq.Collector
+			waitFor(t, "HQ processor", func() bool {
+				if cols := h.Collectors(); len(cols) > 0 {
+					c = cols[len(cols)-1]
+				}
+				return c != nil
+			})
+			pid := cmd.Process.Pid
+			nc := d.Accept(pid)
+			waitFor(t, "JUL loggers listed", func() bool {
+				names := d.List(nc)
+				return !slices.ContainsFunc(lttngLoggers, func(n string) bool { return !slices.Contains(names, n) })
+			})
+			if rc := d.Enable(nc, "shop.orders"); rc != lttngagent.ReplySuccess {
+				t.Fatalf("ENABLE = %v", rc)
+			}
+			waitFor(t, "shop.orders records at HQ", func() bool { return len(c.Markers("log:shop.orders")) > 0 })
+			d.Garbage(nc)
+			nc = d.Accept(pid)
+			before := len(c.Markers("log:shop.orders"))
+			if rc := d.Enable(nc, "shop.orders"); rc != lttngagent.ReplySuccess {
+				t.Fatalf("ENABLE after reconnect = %v", rc)
+			}
+			waitFor(t, "shop.orders records after reconnect", func() bool { return len(c.Markers("log:shop.orders")) > before })
+			if got := c.Markers("log:shop.pay"); len(got) != 0 {
+				t.Errorf("shop.pay never enabled: got %d records; want 0", len(got))
+			}
+		})
+	}
 }

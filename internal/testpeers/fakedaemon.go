@@ -1,0 +1,129 @@
+package testpeers
+
+import (
+	"errors"
+	"io"
+	"math"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/lttngagent"
+)
+
+// FakeDaemon is a session daemon of one dialect on a loopback port, driven
+// by the test one connection at a time: hosts find it through their
+// lttng_port option.
+type FakeDaemon struct {
+	t  testing.TB
+	dl lttngagent.Dialect
+	ln net.Listener
+}
+
+// NewFakeDaemon listens on a loopback port for hosts speaking dialect dl.
+func NewFakeDaemon(t testing.TB, dl lttngagent.Dialect) *FakeDaemon {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return &FakeDaemon{t: t, dl: dl, ln: ln}
+}
+
+// Port is the daemon's agent port.
+func (d *FakeDaemon) Port() int { return d.ln.Addr().(*net.TCPAddr).Port }
+
+// Accept takes the host's next connection; in protocol 2.0 it checks the
+// registration names the JUL domain and, when pid > 0, that process.
+func (d *FakeDaemon) Accept(pid int) net.Conn {
+	d.t.Helper()
+	d.ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	nc, err := d.ln.Accept()
+	if err != nil {
+		d.t.Fatalf("%v daemon: no connection from the agent: %v", d.dl, err)
+	}
+	d.t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if d.dl.Registers() {
+		var b [lttngagent.RegistrationSize]byte
+		if _, err := io.ReadFull(nc, b[:]); err != nil {
+			d.t.Fatalf("reading the registration: %v", err)
+		}
+		reg, _ := lttngagent.ParseRegistration(b[:])
+		if reg.Domain != lttngagent.DomainJUL || (pid > 0 && int(reg.PID) != pid) {
+			d.t.Errorf("registration %+v; want JUL, pid %d", reg, pid)
+		}
+	}
+	return nc
+}
+
+// Send writes one command.
+func (d *FakeDaemon) Send(nc net.Conn, r lttngagent.Request) {
+	d.t.Helper()
+	b, err := d.dl.AppendRequest(nil, &r)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if _, err := nc.Write(b); err != nil {
+		d.t.Fatalf("daemon write: %v", err)
+	}
+}
+
+// List sends LIST and returns the names of the reply.
+func (d *FakeDaemon) List(nc net.Conn) []string {
+	d.t.Helper()
+	d.Send(nc, lttngagent.Request{Cmd: lttngagent.CmdList})
+	var b []byte
+	var one [1]byte
+	for {
+		names, _, err := d.dl.ParseListReply(b)
+		if err == nil {
+			return names
+		}
+		if !errors.Is(err, lttngagent.ErrShort) {
+			d.t.Fatalf("list reply %x: %v", b, err)
+		}
+		if _, err := io.ReadFull(nc, one[:]); err != nil {
+			d.t.Fatalf("reading the list reply: %v", err)
+		}
+		b = append(b, one[0])
+	}
+}
+
+// Reply reads a generic reply.
+func (d *FakeDaemon) Reply(nc net.Conn) lttngagent.ReplyCode {
+	d.t.Helper()
+	var b [lttngagent.ReplySize]byte
+	if _, err := io.ReadFull(nc, b[:]); err != nil {
+		d.t.Fatalf("reading a reply: %v", err)
+	}
+	code, _ := lttngagent.ParseReply(b[:])
+	return code
+}
+
+// Enable sends ENABLE for name at every level and returns the reply.
+func (d *FakeDaemon) Enable(nc net.Conn, name string) lttngagent.ReplyCode {
+	d.t.Helper()
+	d.Send(nc, lttngagent.Request{Cmd: lttngagent.CmdEnable,
+		Event: lttngagent.Event{Name: name, LogLevel: math.MinInt32, LogLevelType: lttngagent.LogLevelAll}})
+	return d.Reply(nc)
+}
+
+// Disable sends DISABLE for name and returns the reply.
+func (d *FakeDaemon) Disable(nc net.Conn, name string) lttngagent.ReplyCode {
+	d.t.Helper()
+	d.Send(nc, lttngagent.Request{Cmd: lttngagent.CmdDisable, Name: name})
+	return d.Reply(nc)
+}
+
+// Garbage writes bytes that are no command of either dialect (the data size
+// they spell is far too large) and waits until the host closes nc.
+func (d *FakeDaemon) Garbage(nc net.Conn) {
+	d.t.Helper()
+	if _, err := nc.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		d.t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, nc); err != nil {
+		d.t.Fatalf("the host did not close the connection after garbage: %v", err)
+	}
+}
