@@ -48,8 +48,8 @@ type session struct {
 	pauseMu        sync.Mutex
 	pauseCh        chan struct{} // non-nil while paused; closed on unpause
 
-	pool  *bufPool
-	brk   breaks
+	pool *bufPool
+	brk  breaks
 	// begin is when Start arrived, the time base of every event; the
 	// control reader sets it before the pipeline's goroutines start.
 	begin time.Time
