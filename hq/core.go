@@ -52,9 +52,10 @@ type core struct {
 	live  hooks       // nil when replaying
 	rec   func(*unit) // records a unit; nil when no trace is written
 
-	m   bytefrog.Msg
-	st  stats
-	rep Report
+	m    bytefrog.Msg
+	st   stats
+	rep  Report
+	disc discipline
 
 	// control connection
 	ctlBuf    []byte // bytes of an incomplete control message
@@ -75,7 +76,7 @@ type core struct {
 }
 
 func newCore(cc coreConfig, procs []Processor, live hooks) *core {
-	c := &core{cc: cc, procs: procs, live: live, srcs: []*source{nil}}
+	c := &core{cc: cc, procs: procs, live: live, srcs: []*source{nil}, disc: newDiscipline()}
 	c.st.maxMappingBytes = cc.maxMappingBytes
 	c.st.checkThreads = cc.dialect.Flavor == bytefrog.FlavorBytefrog
 	c.reorder.c = c
@@ -207,6 +208,11 @@ func (c *core) heartbeat(m *bytefrog.Msg) {
 	if d := time.Duration(gap) * time.Millisecond; d > c.rep.MaxHeartbeatGap {
 		c.rep.MaxHeartbeatGap = d
 	}
+	// A heartbeat is late when it follows the one before by more than 1.5
+	// intervals; the first one is timed by the agent's start, not its timer.
+	if c.rep.Heartbeats > 1 && c.cc.hbInterval > 0 && int64(gap)*2 > 3*int64(c.cc.hbInterval) {
+		c.rep.LateHeartbeats++
+	}
 	if int64(gap) > unhealthyIntervals*int64(c.cc.hbInterval) {
 		c.rep.UnhealthyEpisodes++
 	}
@@ -242,6 +248,7 @@ func (c *core) sent(u *unit) {
 	if t == bytefrog.MsgStop {
 		c.stopSent = true
 	}
+	c.disc.sent(t, int64(u.t))
 	if len(c.rep.Commands) < maxListed {
 		c.rep.Commands = append(c.rep.Commands, Command{Type: t, At: time.Duration(u.t) * time.Millisecond})
 	}
@@ -371,6 +378,7 @@ func (c *core) emit(s *slab, raw []byte) {
 		}
 	}
 	c.st.event(m, s, c.firstUnmapped)
+	c.disc.event(m, &c.rep)
 	for _, p := range c.procs {
 		p.Message(m)
 	}
@@ -428,6 +436,16 @@ func (c *core) finish() *Report {
 		// An id names one method, exception or thread for the whole run.
 		c.failed = true
 		r.Reason = fmt.Sprintf("%d id(s) mapped again to a different name", r.Remapped)
+	case r.StackFaults > 0:
+		// A thread's exits and bubbles leave its calls in the order they
+		// were entered.
+		c.failed = true
+		r.Reason = fmt.Sprintf("%d event(s) break their thread's call nesting", r.StackFaults)
+	case r.InWindow > 0:
+		// "Upon receipt of this message, the agent shall stop collecting
+		// trace data as quickly as it can." (suspend; pause and stop alike)
+		c.failed = true
+		r.Reason = fmt.Sprintf("%d event(s) stamped while HQ had told the agent not to collect", r.InWindow)
 	}
 	r.OK = !c.failed
 	for _, p := range c.procs {

@@ -92,6 +92,7 @@ type Report struct {
 	LastMode          bytefrog.Mode
 	MaxHeartbeatGap   time.Duration // longest silence on the control connection
 	UnhealthyEpisodes int           // silences of more than 3 heartbeat intervals
+	LateHeartbeats    int64         // heartbeats more than 1.5 intervals after the one before
 
 	Gaps           []SeqRange // numbers that never arrived
 	GapCount       int
@@ -104,6 +105,14 @@ type Report struct {
 	Unmapped         []UnmappedID
 	UnmappedOverflow int64 // unmapped uses not listed
 	Remapped         int64 // method or exception mappings that renamed an id
+
+	// Call nesting per thread, checked between data breaks.
+	StackFaults    int64 // exits, bubbles or throws not of the innermost call
+	UnmatchedExits int64 // exits of calls entered before tracing or a break
+	DeepStacks     int64 // threads whose stack outgrew what HQ keeps
+	// InWindow counts events stamped more than ModeSlack ms inside a window
+	// in which HQ had told the agent not to collect (suspend, pause, stop).
+	InWindow int64
 
 	DataBreaks []int32 // delivered right before their event (or at the end)
 	LateBreaks []int32 // arrived after their number had been released
@@ -305,8 +314,17 @@ func (r *Report) Checks() string {
 	if r.Remapped > 0 {
 		parts = append(parts, fmt.Sprintf("%s id(s) mapped again to a different name", count(r.Remapped)))
 	}
+	if r.StackFaults > 0 {
+		parts = append(parts, fmt.Sprintf("%s event(s) out of call nesting", count(r.StackFaults)))
+	}
+	if r.InWindow > 0 {
+		parts = append(parts, fmt.Sprintf("%s event(s) stamped inside a suspend, pause or stop", count(r.InWindow)))
+	}
+	if r.LateHeartbeats > 0 {
+		parts = append(parts, fmt.Sprintf("%s heartbeat(s) late by over half an interval", count(r.LateHeartbeats)))
+	}
 	if len(parts) == 0 {
-		return "sequence complete, no duplicates, all ids mapped"
+		return "sequence complete, no duplicates, all ids mapped, calls nest, no event in a mode window"
 	}
 	return strings.Join(parts, "; ")
 }

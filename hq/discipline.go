@@ -1,0 +1,161 @@
+package hq
+
+import (
+	"fmt"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// ModeSlack is how far, in ms, an event's timestamp may reach into a window
+// in which HQ had told the agent not to collect (between Suspend and
+// Unsuspend, Pause and Unpause, and after Stop) before it is a finding.
+// Both ends of a window are HQ's send times and the agent's clock starts
+// when Start arrives, so equal delays on the way cancel out; the slack
+// covers unequal ones on a busy host.
+const ModeSlack = 50
+
+// maxStackDepth bounds the call stack kept per thread; deeper calls are
+// counted, not kept, and the thread's stack is checked again from its next
+// data break.
+const maxStackDepth = 1 << 16
+
+// window is a span of HQ time (ms since the run began) in which the agent
+// was told not to collect; end < 0 while it is open.
+type window struct {
+	cmd        bytefrog.MsgType // Suspend, Pause or Stop
+	start, end int64
+}
+
+// discipline checks what HQ can see in each released event besides its
+// number: that each thread's calls nest (an exit or bubble leaves the method
+// last entered on its thread, a throw happens in it), and that no event is
+// stamped inside a window in which HQ had told the agent not to collect.
+// A data break drops the stacks: what came before it no longer counts.
+type discipline struct {
+	stacks   [][]int32 // by thread id; nil when not kept (too deep)
+	lost     []bool    // by thread id: stack not kept until the next break
+	startAt  int64     // HQ time Start was sent; -1 until then
+	windows  []window
+	open     int // index of the open window, -1 when none
+	reported int
+}
+
+func newDiscipline() discipline { return discipline{startAt: -1, open: -1} }
+
+// sent notes a command HQ sent at t (ms since the run began).
+func (d *discipline) sent(t bytefrog.MsgType, at int64) {
+	switch t {
+	case bytefrog.MsgStart:
+		if d.startAt < 0 {
+			d.startAt = at
+		}
+	case bytefrog.MsgSuspend, bytefrog.MsgPause, bytefrog.MsgStop:
+		if d.open >= 0 || len(d.windows) >= maxListed {
+			return // nested (pause while suspended): the outer window holds
+		}
+		d.open = len(d.windows)
+		d.windows = append(d.windows, window{cmd: t, start: at, end: -1})
+	case bytefrog.MsgUnsuspend, bytefrog.MsgUnpause:
+		if d.open < 0 {
+			return
+		}
+		w := &d.windows[d.open]
+		if (t == bytefrog.MsgUnsuspend) == (w.cmd == bytefrog.MsgSuspend) {
+			w.end = at
+			d.open = -1
+		}
+	}
+}
+
+// dataBreak drops every thread's stack.
+func (d *discipline) dataBreak() {
+	for i := range d.stacks {
+		d.stacks[i] = d.stacks[i][:0]
+	}
+	clear(d.lost)
+}
+
+// event checks one released event, adding findings to r.
+func (d *discipline) event(m *bytefrog.Msg, r *Report) {
+	switch m.Type {
+	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
+	default:
+		return
+	}
+	d.timed(m, r)
+	tid := int(m.ThreadID)
+	for len(d.stacks) <= tid {
+		d.stacks = append(d.stacks, nil)
+		d.lost = append(d.lost, false)
+	}
+	if d.lost[tid] {
+		return
+	}
+	st := d.stacks[tid]
+	switch m.Type {
+	case bytefrog.MsgMethodEntry:
+		if len(st) == maxStackDepth {
+			d.lost[tid] = true
+			d.stacks[tid] = st[:0]
+			r.DeepStacks++
+			return
+		}
+		d.stacks[tid] = append(st, m.MethodID)
+	case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
+		if len(st) == 0 {
+			// Entered before tracing began, or before the last break.
+			r.UnmatchedExits++
+			return
+		}
+		if top := st[len(st)-1]; top != m.MethodID {
+			d.finding(r, &r.StackFaults, fmt.Sprintf("seq %d thread %d: %s of method %d while method %d is the innermost call",
+				m.Seq, m.ThreadID, m.Type, m.MethodID, top))
+		}
+		d.stacks[tid] = st[:len(st)-1]
+	case bytefrog.MsgException:
+		if len(st) > 0 && st[len(st)-1] != m.MethodID {
+			d.finding(r, &r.StackFaults, fmt.Sprintf("seq %d thread %d: exception thrown in method %d while method %d is the innermost call",
+				m.Seq, m.ThreadID, m.MethodID, st[len(st)-1]))
+		}
+	}
+}
+
+// timed checks an event's timestamp against the windows HQ drove.
+func (d *discipline) timed(m *bytefrog.Msg, r *Report) {
+	if d.startAt < 0 {
+		return
+	}
+	at := d.startAt + int64(m.RelTime) // on HQ's clock
+	for i := len(d.windows) - 1; i >= 0; i-- {
+		w := d.windows[i]
+		if at <= w.start+ModeSlack {
+			continue
+		}
+		if w.end >= 0 && at >= w.end-ModeSlack {
+			return // windows are in time order: later ones start after this one ends
+		}
+		d.finding(r, &r.InWindow, fmt.Sprintf("seq %d thread %d: %s stamped %d ms, inside %s (%d–%s ms)",
+			m.Seq, m.ThreadID, m.Type, at, w.cmd, w.start, windowEnd(w.end)))
+		return
+	}
+}
+
+func windowEnd(end int64) string {
+	if end < 0 {
+		return "…"
+	}
+	return fmt.Sprint(end)
+}
+
+// finding counts one fault and keeps the first few as warnings.
+func (d *discipline) finding(r *Report, n *int64, what string) {
+	*n++
+	if d.reported < maxFindingsListed {
+		d.reported++
+		r.warn(what)
+	}
+}
+
+// maxFindingsListed is how many faults of the discipline checks are listed
+// as warnings; all are counted.
+const maxFindingsListed = 20
