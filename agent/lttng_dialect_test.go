@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tadpole-trace/tadpole/internal/testpeers"
+	"github.com/tadpole-trace/tadpole/internal/testpeers/fakedaemon"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
@@ -20,7 +20,7 @@ func TestLTTngDialectOption(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := testpeers.NewFakeDaemon(t, dl)
+			d := fakedaemon.New(t, dl)
 			h := startHQ(t, nil)
 			cfg := testConfig(h.Addr())
 			if err := cfg.ParseOptions("lttng=on,logs=lttng,lttng_retry=50ms,lttng_dialect=" + opt); err != nil {

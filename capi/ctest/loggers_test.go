@@ -12,6 +12,7 @@ import (
 
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
+	"github.com/tadpole-trace/tadpole/internal/testpeers/fakedaemon"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
@@ -182,7 +183,7 @@ func TestLoggersDialects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := testpeers.NewFakeDaemon(t, dl)
+			d := fakedaemon.New(t, dl)
 			h := startHQ(t, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
+	"github.com/tadpole-trace/tadpole/internal/testpeers/fakedaemon"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
@@ -192,7 +193,7 @@ func TestLTTngDialects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := testpeers.NewFakeDaemon(t, dl)
+			d := fakedaemon.New(t, dl)
 			h := startHQ(t)
 			ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 			defer cancel()

@@ -264,9 +264,10 @@ func (h *recHandler) AppContext(c *Conn, enable bool, provider, ctx string) Repl
 func (h *recHandler) Closed(c *Conn) {
 	h.mu.Lock()
 	delete(h.enabled, c)
+	panics := h.panicOn == "closed"
 	h.mu.Unlock()
 	h.closed <- c
-	if h.panicOn == "closed" {
+	if panics {
 		panic("closed panics")
 	}
 }

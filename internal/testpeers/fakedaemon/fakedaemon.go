@@ -1,4 +1,7 @@
-package testpeers
+// Package fakedaemon is a scriptable LTTng session daemon for tests of the
+// agent protocol: it listens on a loopback port and speaks either dialect.
+// It is apart from testpeers, which transport/lttngagent's tests import.
+package fakedaemon
 
 import (
 	"errors"
@@ -11,31 +14,31 @@ import (
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
-// FakeDaemon is a session daemon of one dialect on a loopback port, driven
+// Daemon is a session daemon of one dialect on a loopback port, driven
 // by the test one connection at a time: hosts find it through their
 // lttng_port option.
-type FakeDaemon struct {
+type Daemon struct {
 	t  testing.TB
 	dl lttngagent.Dialect
 	ln net.Listener
 }
 
-// NewFakeDaemon listens on a loopback port for hosts speaking dialect dl.
-func NewFakeDaemon(t testing.TB, dl lttngagent.Dialect) *FakeDaemon {
+// New listens on a loopback port for hosts speaking dialect dl.
+func New(t testing.TB, dl lttngagent.Dialect) *Daemon {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	return &FakeDaemon{t: t, dl: dl, ln: ln}
+	return &Daemon{t: t, dl: dl, ln: ln}
 }
 
 // Port is the daemon's agent port.
-func (d *FakeDaemon) Port() int { return d.ln.Addr().(*net.TCPAddr).Port }
+func (d *Daemon) Port() int { return d.ln.Addr().(*net.TCPAddr).Port }
 
 // Accept takes the host's next connection; in protocol 2.0 it checks the
 // registration names the JUL domain and, when pid > 0, that process.
-func (d *FakeDaemon) Accept(pid int) net.Conn {
+func (d *Daemon) Accept(pid int) net.Conn {
 	d.t.Helper()
 	d.ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
 	nc, err := d.ln.Accept()
@@ -58,7 +61,7 @@ func (d *FakeDaemon) Accept(pid int) net.Conn {
 }
 
 // Send writes one command.
-func (d *FakeDaemon) Send(nc net.Conn, r lttngagent.Request) {
+func (d *Daemon) Send(nc net.Conn, r lttngagent.Request) {
 	d.t.Helper()
 	b, err := d.dl.AppendRequest(nil, &r)
 	if err != nil {
@@ -70,7 +73,7 @@ func (d *FakeDaemon) Send(nc net.Conn, r lttngagent.Request) {
 }
 
 // List sends LIST and returns the names of the reply.
-func (d *FakeDaemon) List(nc net.Conn) []string {
+func (d *Daemon) List(nc net.Conn) []string {
 	d.t.Helper()
 	d.Send(nc, lttngagent.Request{Cmd: lttngagent.CmdList})
 	var b []byte
@@ -91,7 +94,7 @@ func (d *FakeDaemon) List(nc net.Conn) []string {
 }
 
 // Reply reads a generic reply.
-func (d *FakeDaemon) Reply(nc net.Conn) lttngagent.ReplyCode {
+func (d *Daemon) Reply(nc net.Conn) lttngagent.ReplyCode {
 	d.t.Helper()
 	var b [lttngagent.ReplySize]byte
 	if _, err := io.ReadFull(nc, b[:]); err != nil {
@@ -102,7 +105,7 @@ func (d *FakeDaemon) Reply(nc net.Conn) lttngagent.ReplyCode {
 }
 
 // Enable sends ENABLE for name at every level and returns the reply.
-func (d *FakeDaemon) Enable(nc net.Conn, name string) lttngagent.ReplyCode {
+func (d *Daemon) Enable(nc net.Conn, name string) lttngagent.ReplyCode {
 	d.t.Helper()
 	d.Send(nc, lttngagent.Request{Cmd: lttngagent.CmdEnable,
 		Event: lttngagent.Event{Name: name, LogLevel: math.MinInt32, LogLevelType: lttngagent.LogLevelAll}})
@@ -110,7 +113,7 @@ func (d *FakeDaemon) Enable(nc net.Conn, name string) lttngagent.ReplyCode {
 }
 
 // Disable sends DISABLE for name and returns the reply.
-func (d *FakeDaemon) Disable(nc net.Conn, name string) lttngagent.ReplyCode {
+func (d *Daemon) Disable(nc net.Conn, name string) lttngagent.ReplyCode {
 	d.t.Helper()
 	d.Send(nc, lttngagent.Request{Cmd: lttngagent.CmdDisable, Name: name})
 	return d.Reply(nc)
@@ -118,7 +121,7 @@ func (d *FakeDaemon) Disable(nc net.Conn, name string) lttngagent.ReplyCode {
 
 // Garbage writes bytes that are no command of either dialect (the data size
 // they spell is far too large) and waits until the host closes nc.
-func (d *FakeDaemon) Garbage(nc net.Conn) {
+func (d *Daemon) Garbage(nc net.Conn) {
 	d.t.Helper()
 	if _, err := nc.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
 		d.t.Fatal(err)
