@@ -26,12 +26,21 @@ func record(h uint64, method int32) {
 // shows.
 // h is the slot header without the lap (see header): constant for most
 // calls.
+//
+// The clock is read before the mode, both while pinned: an event that finds
+// the agent tracing is stamped no later than the moment it looked, so no
+// event is stamped inside a suspend or pause the agent took after that.
 func recordOn(s *session, thread, h uint64, method int32) {
-	if s.mode.Load() != modeTracing && !s.gate() {
-		return
-	}
 	ls := s.lanes
 	p := procPin()
+	now := s.clock.Load()
+	if s.mode.Load() != modeTracing {
+		procUnpin()
+		if s.gate() {
+			recordSlow(s, thread, h, method)
+		}
+		return
+	}
 	all := ls.list()
 	if p >= len(all) || all[p] == nil {
 		procUnpin()
@@ -48,7 +57,7 @@ func recordOn(s *session, thread, h uint64, method int32) {
 		return
 	}
 	sl := &l.slots[i&ls.mask]
-	sl.data = eventData(method, s.clock.Load())
+	sl.data = eventData(method, now)
 	setTail(l, i+1)
 	v := ls.lap(i) | h
 	if i&(ls.batch-1) != ls.batch-1 {
@@ -60,15 +69,28 @@ func recordOn(s *session, thread, h uint64, method int32) {
 	procUnpin()
 }
 
-// recordSlow is recordOn for a P without a lane yet, a full lane, or a
-// thread that is not its lane's current one.
+// recordSlow is recordOn for a P without a lane yet, a full lane, a thread
+// that is not its lane's current one, or a mode other than Tracing when the
+// call began.
 func recordSlow(s *session, thread, h uint64, method int32) {
-	l, i, sl, ok := s.lanes.claim(thread)
-	if !ok {
-		return
+	for {
+		l, i, sl, ok := s.lanes.claim(thread)
+		if !ok {
+			return
+		}
+		now := s.clock.Load()
+		if s.mode.Load() == modeTracing {
+			sl.data = eventData(method, now)
+			s.lanes.commit(l, sl, i, h)
+			return
+		}
+		// The agent suspended or paused while the slot was being claimed
+		// (claim may wait for room): void it, then wait out a pause.
+		s.lanes.void(l, sl, i, thread)
+		if !s.gate() {
+			return
+		}
 	}
-	sl.data = eventData(method, s.clock.Load())
-	s.lanes.commit(l, sl, i, h)
 }
 
 func recordText(k kind, key, value string) {
@@ -79,14 +101,24 @@ func recordText(k kind, key, value string) {
 	if s.mode.Load() != modeTracing && !s.gate() {
 		return
 	}
-	l, i, sl, ok := s.lanes.claim(uint64(routine.Goid()))
-	if !ok {
-		return
+	for {
+		l, i, sl, ok := s.lanes.claim(uint64(routine.Goid()))
+		if !ok {
+			return
+		}
+		now := s.clock.Load() // before the mode: see recordOn
+		if s.mode.Load() == modeTracing {
+			sl.data = eventData(0, now)
+			t := &l.texts[i&s.lanes.mask]
+			t.key, t.value = key, value
+			s.lanes.commit(l, sl, i, uint64(k))
+			return
+		}
+		s.lanes.void(l, sl, i, uint64(routine.Goid()))
+		if !s.gate() {
+			return
+		}
 	}
-	sl.data = eventData(0, s.clock.Load())
-	t := &l.texts[i&s.lanes.mask]
-	t.key, t.value = key, value
-	s.lanes.commit(l, sl, i, uint64(k))
 }
 
 // Enter records a MethodEntry on the calling goroutine and returns a Frame

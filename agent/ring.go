@@ -440,6 +440,13 @@ func (ls *lanes) commit(l *lane, sl *slot, i, h uint64) {
 	procUnpin()
 }
 
+// void publishes claimed slot i of lane l as one that changes nothing: a
+// kindThread slot naming the thread the lane already has, key. It unpins.
+func (ls *lanes) void(l *lane, sl *slot, i, key uint64) {
+	sl.data = key
+	ls.commit(l, sl, i, uint64(kindThread))
+}
+
 // positions returns how far each lane has been reserved, indexed by lane.
 func (ls *lanes) positions() []uint64 {
 	all := ls.list()

@@ -200,8 +200,13 @@ func (s *session) run() {
 
 func (s *session) currentMode() bytefrog.Mode { return bytefrog.Mode(s.mode.Load()) }
 
-// setMode changes the mode and tells HQ at once.
+// setMode changes the mode and tells HQ at once. Tracing begins with the
+// clock brought up to date: its updater may be starved on a busy host, and
+// an event recorded from now on must not carry a time from before.
 func (s *session) setMode(m bytefrog.Mode) {
+	if m == bytefrog.ModeTracing && !s.begin.IsZero() {
+		s.refreshClock()
+	}
 	s.mode.Store(uint32(m))
 	s.heartbeatNow()
 	if active.Load() == s || m != bytefrog.ModeShutdown {
@@ -562,11 +567,24 @@ func (s *session) tick() {
 		case <-t.C:
 			// The time of reading, not the tick's: a tick delivered late
 			// carries a time from before ones already stored.
-			if ms := int32(time.Since(s.begin) / time.Millisecond); ms > s.clock.Load() {
-				s.clock.Store(ms)
-			}
+			s.refreshClock()
 		case <-s.stopCh:
 			return
+		}
+	}
+}
+
+// refreshClock brings the clock up to the time since Start, never back,
+// and returns it.
+func (s *session) refreshClock() int32 {
+	ms := int32(time.Since(s.begin) / time.Millisecond)
+	for {
+		old := s.clock.Load()
+		if ms <= old {
+			return old
+		}
+		if s.clock.CompareAndSwap(old, ms) {
+			return ms
 		}
 	}
 }

@@ -216,6 +216,7 @@ func (c *core) heartbeat(m *bytefrog.Msg) {
 	if int64(gap) > unhealthyIntervals*int64(c.cc.hbInterval) {
 		c.rep.UnhealthyEpisodes++
 	}
+	c.disc.heartbeat(m.Mode, int64(c.t))
 	if c.live != nil {
 		c.live.heartbeat(m.Mode, m.Buffers)
 	}

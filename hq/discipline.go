@@ -7,11 +7,11 @@ import (
 )
 
 // ModeSlack is how far, in ms, an event's timestamp may reach into a window
-// in which HQ had told the agent not to collect (between Suspend and
-// Unsuspend, Pause and Unpause, and after Stop) before it is a finding.
-// Both ends of a window are HQ's send times and the agent's clock starts
-// when Start arrives, so equal delays on the way cancel out; the slack
-// covers unequal ones on a busy host.
+// in which the agent had taken HQ's order not to collect before it is a
+// finding. A window opens when the agent's heartbeat reports the mode it
+// took (Suspended, Paused, ShuttingDown) and closes when HQ sends Unsuspend
+// or Unpause; the agent's clock starts when Start arrives, so the slack
+// covers Start's delay on the way.
 const ModeSlack = 50
 
 // maxStackDepth bounds the call stack kept per thread; deeper calls are
@@ -20,7 +20,7 @@ const ModeSlack = 50
 const maxStackDepth = 1 << 16
 
 // window is a span of HQ time (ms since the run began) in which the agent
-// was told not to collect; end < 0 while it is open.
+// had taken an order not to collect; end < 0 while it is open.
 type window struct {
 	cmd        bytefrog.MsgType // Suspend, Pause or Stop
 	start, end int64
@@ -36,8 +36,10 @@ type discipline struct {
 	lost     []bool    // by thread id: stack not kept until the next break
 	startAt  int64     // HQ time Start was sent; -1 until then
 	windows  []window
-	open     int // index of the open window, -1 when none
-	reported int
+	open     int              // index of the open window, -1 when none
+	pending  bytefrog.MsgType // Suspend, Pause or Stop sent, not yet taken; 0 when none
+	// listed counts the faults of each check listed as warnings.
+	listed struct{ stack, window int }
 }
 
 func newDiscipline() discipline { return discipline{startAt: -1, open: -1} }
@@ -50,21 +52,35 @@ func (d *discipline) sent(t bytefrog.MsgType, at int64) {
 			d.startAt = at
 		}
 	case bytefrog.MsgSuspend, bytefrog.MsgPause, bytefrog.MsgStop:
-		if d.open >= 0 || len(d.windows) >= maxListed {
-			return // nested (pause while suspended): the outer window holds
+		if d.open < 0 && d.pending == 0 {
+			d.pending = t // nested (pause while suspended): the outer order holds
 		}
-		d.open = len(d.windows)
-		d.windows = append(d.windows, window{cmd: t, start: at, end: -1})
 	case bytefrog.MsgUnsuspend, bytefrog.MsgUnpause:
-		if d.open < 0 {
-			return
+		undoes := func(cmd bytefrog.MsgType) bool { return (t == bytefrog.MsgUnsuspend) == (cmd == bytefrog.MsgSuspend) }
+		if d.pending != 0 && undoes(d.pending) {
+			d.pending = 0
 		}
-		w := &d.windows[d.open]
-		if (t == bytefrog.MsgUnsuspend) == (w.cmd == bytefrog.MsgSuspend) {
-			w.end = at
+		if d.open >= 0 && undoes(d.windows[d.open].cmd) {
+			d.windows[d.open].end = at
 			d.open = -1
 		}
 	}
+}
+
+// modeOf is the mode an agent reports once it has taken a command.
+var modeOf = map[bytefrog.MsgType]bytefrog.Mode{
+	bytefrog.MsgSuspend: bytefrog.ModeSuspended, bytefrog.MsgPause: bytefrog.ModePaused, bytefrog.MsgStop: bytefrog.ModeShutdown,
+}
+
+// heartbeat notes the mode an agent reported at t: the window of a pending
+// command opens when the agent says it took it.
+func (d *discipline) heartbeat(m bytefrog.Mode, at int64) {
+	if d.pending == 0 || modeOf[d.pending] != m || len(d.windows) >= maxListed {
+		return
+	}
+	d.open = len(d.windows)
+	d.windows = append(d.windows, window{cmd: d.pending, start: at, end: -1})
+	d.pending = 0
 }
 
 // dataBreak drops every thread's stack.
@@ -108,13 +124,13 @@ func (d *discipline) event(m *bytefrog.Msg, r *Report) {
 			return
 		}
 		if top := st[len(st)-1]; top != m.MethodID {
-			d.finding(r, &r.StackFaults, fmt.Sprintf("seq %d thread %d: %s of method %d while method %d is the innermost call",
+			d.finding(r, &r.StackFaults, &d.listed.stack, fmt.Sprintf("seq %d thread %d: %s of method %d while method %d is the innermost call",
 				m.Seq, m.ThreadID, m.Type, m.MethodID, top))
 		}
 		d.stacks[tid] = st[:len(st)-1]
 	case bytefrog.MsgException:
 		if len(st) > 0 && st[len(st)-1] != m.MethodID {
-			d.finding(r, &r.StackFaults, fmt.Sprintf("seq %d thread %d: exception thrown in method %d while method %d is the innermost call",
+			d.finding(r, &r.StackFaults, &d.listed.stack, fmt.Sprintf("seq %d thread %d: exception thrown in method %d while method %d is the innermost call",
 				m.Seq, m.ThreadID, m.MethodID, st[len(st)-1]))
 		}
 	}
@@ -134,7 +150,7 @@ func (d *discipline) timed(m *bytefrog.Msg, r *Report) {
 		if w.end >= 0 && at >= w.end-ModeSlack {
 			return // windows are in time order: later ones start after this one ends
 		}
-		d.finding(r, &r.InWindow, fmt.Sprintf("seq %d thread %d: %s stamped %d ms, inside %s (%d–%s ms)",
+		d.finding(r, &r.InWindow, &d.listed.window, fmt.Sprintf("seq %d thread %d: %s stamped %d ms, inside %s (%d–%s ms)",
 			m.Seq, m.ThreadID, m.Type, at, w.cmd, w.start, windowEnd(w.end)))
 		return
 	}
@@ -148,14 +164,14 @@ func windowEnd(end int64) string {
 }
 
 // finding counts one fault and keeps the first few as warnings.
-func (d *discipline) finding(r *Report, n *int64, what string) {
+func (d *discipline) finding(r *Report, n *int64, listed *int, what string) {
 	*n++
-	if d.reported < maxFindingsListed {
-		d.reported++
+	if *listed < maxFindingsListed {
+		*listed++
 		r.warn(what)
 	}
 }
 
-// maxFindingsListed is how many faults of the discipline checks are listed
+// maxFindingsListed is how many faults of each discipline check are listed
 // as warnings; all are counted.
-const maxFindingsListed = 20
+const maxFindingsListed = 10

@@ -129,9 +129,10 @@ func TestCallNesting(t *testing.T) {
 	}
 }
 
-// TestModeWindows: an event stamped more than ModeSlack ms after HQ sent
-// Suspend, Pause or Stop, and before it sent Unsuspend or Unpause, is a
-// finding; the agent's clock starts when HQ sends Start.
+// TestModeWindows: an event stamped more than ModeSlack ms after the agent
+// reported that it took Suspend, Pause or Stop, and before HQ sent
+// Unsuspend or Unpause, is a finding; the agent's clock starts when HQ sends
+// Start.
 func TestModeWindows(t *testing.T) {
 	const start = 100 // HQ time Start was sent
 	for _, tc := range []struct {
@@ -140,7 +141,13 @@ func TestModeWindows(t *testing.T) {
 		at     []uint32 // HQ times of cmds
 		stamps []int32  // events' RelTime, on the agent's clock
 		faults int64
+		ack    uint32 // how long after each order the agent reports taking it
+		noAck  bool   // the agent never reports it
 	}{
+		{name: "a suspend taken late", cmds: []bytefrog.MsgType{bytefrog.MsgSuspend, bytefrog.MsgUnsuspend},
+			at: []uint32{1000, 2000}, ack: 300, stamps: []int32{1100, 1200 + ModeSlack, 1201 + ModeSlack}, faults: 1},
+		{name: "a suspend never taken", cmds: []bytefrog.MsgType{bytefrog.MsgSuspend, bytefrog.MsgUnsuspend},
+			at: []uint32{1000, 2000}, noAck: true, stamps: []int32{1500}},
 		{name: "before and after a suspend", cmds: []bytefrog.MsgType{bytefrog.MsgSuspend, bytefrog.MsgUnsuspend},
 			at: []uint32{1000, 2000}, stamps: []int32{0, 900, 900 + ModeSlack, 1900 - ModeSlack, 1950, 5000}},
 		{name: "inside a suspend", cmds: []bytefrog.MsgType{bytefrog.MsgSuspend, bytefrog.MsgUnsuspend},
@@ -161,6 +168,9 @@ func TestModeWindows(t *testing.T) {
 			r.sent(bytefrog.MsgStart, start)
 			for i, cmd := range tc.cmds {
 				r.sent(cmd, tc.at[i])
+				if m, ok := modeOf[cmd]; ok && !tc.noAck {
+					r.control(tc.at[i]+tc.ack, bytefrog.AppendHeartbeat(nil, m, 0))
+				}
 			}
 			for _, at := range tc.stamps {
 				r.g.RelTime = at
