@@ -32,12 +32,12 @@ type window struct {
 // stamped inside a window in which HQ had told the agent not to collect.
 // A data break drops the stacks: what came before it no longer counts.
 type discipline struct {
-	stacks   [][]int32 // by thread id; nil when not kept (too deep)
-	lost     []bool    // by thread id: stack not kept until the next break
-	startAt  int64     // HQ time Start was sent; -1 until then
-	windows  []window
-	open     int              // index of the open window, -1 when none
-	pending  bytefrog.MsgType // Suspend, Pause or Stop sent, not yet taken; 0 when none
+	stacks  [][]int32 // by thread id; nil when not kept (too deep)
+	lost    []bool    // by thread id: stack not kept until the next break
+	startAt int64     // HQ time Start was sent; -1 until then
+	windows []window
+	open    int              // index of the open window, -1 when none
+	pending bytefrog.MsgType // Suspend, Pause or Stop sent, not yet taken; 0 when none
 	// listed counts the faults of each check listed as warnings.
 	listed struct{ stack, window int }
 }
