@@ -656,11 +656,14 @@ static inline int tp_bad_exc(int32_t e) {
 /* tp_event records an event without strings: the hot path. */
 static inline int tp_event(uint8_t kind, uint8_t flags, uint16_t line, int32_t m, int32_t e) {
 	struct tp_thread *t = tp_self;
+	/* The clock is read before the epoch (acquire keeps the order): an
+	 * event that finds tracing on is stamped no later than the moment it
+	 * looked, so none is stamped inside a suspend or pause taken after. */
+	int64_t now = atomic_load_explicit(&tp_clock, memory_order_acquire);
 	if (TP_LIKELY(t != NULL && t->ok_epoch == atomic_load_explicit(&tp_epoch, memory_order_relaxed))) {
 		uint32_t pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
 		if (TP_LIKELY(pos <= TP_BUF_SIZE - TP_HDR)) {
-			tp_put_header(t->buf + pos, kind, flags, line, m, e, 0, 0,
-			              atomic_load_explicit(&tp_clock, memory_order_relaxed));
+			tp_put_header(t->buf + pos, kind, flags, line, m, e, 0, 0, now);
 			atomic_store_explicit(&t->pos, pos + TP_HDR, memory_order_release);
 			return 0;
 		}
@@ -1177,10 +1180,14 @@ void tp_set_mode(uint8_t mode) {
 	uint32_t e = atomic_load(&tp_epoch);
 	if (TP_EPOCH_MODE(e) == mode)
 		return; /* no change: threads need not check in again */
+	/* Tracing begins with the clock up to date: its ticker may be starved
+	 * on a busy host, and no event from now on may carry an older time. */
+	if (mode == TP_MODE_TRACING)
+		tp_clock_tick();
 	atomic_store_explicit(&tp_epoch, ((e >> 8) + 1) << 8 | mode, memory_order_release);
 }
 
-void tp_clock_tick(void) { atomic_store_explicit(&tp_clock, tp_mono_ns(), memory_order_relaxed); }
+void tp_clock_tick(void) { atomic_store_explicit(&tp_clock, tp_mono_ns(), memory_order_release); }
 
 void tp_set_logger(int32_t h, int kind, int32_t level) {
 	if ((uint32_t)h - 1u < TADPOLE_MAX_LOGGERS)
