@@ -44,7 +44,7 @@ type session struct {
 	dec  *bytefrog.Decoder
 	data []net.Conn
 
-	startSuspended bool // reader goroutine only, until Start
+	life           bytefrog.Lifecycle // reader goroutine only
 	pauseMu        sync.Mutex
 	pauseCh        chan struct{} // non-nil while paused; closed on unpause
 
@@ -105,6 +105,7 @@ func newSession(cfg Config, log *logger) *session {
 		dataDone: make(chan struct{}),
 	}
 	s.mode.Store(uint32(bytefrog.ModeInitializing))
+	s.life = bytefrog.NewLifecycle()
 	return s
 }
 
@@ -368,23 +369,25 @@ func (s *session) readControl() {
 	}
 }
 
-// command applies one message from HQ, following the agent state machine.
+// command applies one message from HQ, following the agent state machine
+// (bytefrog.Lifecycle); a command that changes nothing is ignored.
 func (s *session) command(m *bytefrog.Msg) error {
-	mode := s.currentMode()
-	bad := func() error {
-		return fmt.Errorf("%w: %v while %v", ErrProtocol, m.Type, mode)
+	if m.Type == bytefrog.MsgError {
+		s.fail(fmt.Errorf("HQ reported an error: %s", bytefrog.String(m.Text)))
+		return nil
+	}
+	// Stop and failures end the run from other goroutines.
+	prev := s.currentMode()
+	s.life.Mode = prev
+	if _, err := s.life.Apply(m.Type); errors.Is(err, bytefrog.ErrNoChange) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
 	switch m.Type {
 	case bytefrog.MsgConfiguration:
-		// "further Configuration messages before Start" only.
-		if mode != bytefrog.ModeInitializing {
-			return bad()
-		}
 		s.applyConfig(&m.Config)
 	case bytefrog.MsgStart:
-		if mode != bytefrog.ModeInitializing {
-			return bad()
-		}
 		// Bytefrog timestamps count from Start: its arrival, not the end
 		// of opening the data connections, which can take a while.
 		s.begin, s.beginMono = time.Now(), MonoNow()
@@ -395,50 +398,22 @@ func (s *session) command(m *bytefrog.Msg) error {
 	case bytefrog.MsgStop:
 		go s.stop(context.Background())
 	case bytefrog.MsgPause:
-		if mode == bytefrog.ModeShutdown {
-			return nil
-		}
-		if mode != bytefrog.ModeTracing {
-			return bad()
-		}
 		s.pauseMu.Lock()
 		s.pauseCh = make(chan struct{})
 		s.setMode(bytefrog.ModePaused)
 		s.pauseMu.Unlock()
 	case bytefrog.MsgUnpause:
-		if mode == bytefrog.ModeShutdown {
-			return nil
-		}
-		if mode != bytefrog.ModePaused {
-			return bad()
-		}
 		s.unpause(bytefrog.ModeTracing)
 	case bytefrog.MsgSuspend:
-		switch mode {
-		case bytefrog.ModeInitializing:
-			s.startSuspended = true
-		case bytefrog.ModeTracing:
+		if prev == bytefrog.ModeTracing { // before Start, Lifecycle notes it
 			s.setMode(bytefrog.ModeSuspended)
 			s.brk.push(s.lanes.positions())
 			s.lanes.nudge()
-		case bytefrog.ModeSuspended, bytefrog.ModeShutdown:
-		default:
-			return bad()
 		}
 	case bytefrog.MsgUnsuspend:
-		switch mode {
-		case bytefrog.ModeInitializing:
-			s.startSuspended = false
-		case bytefrog.ModeSuspended:
+		if prev == bytefrog.ModeSuspended {
 			s.setMode(bytefrog.ModeTracing)
-		case bytefrog.ModeTracing, bytefrog.ModeShutdown:
-		default:
-			return bad()
 		}
-	case bytefrog.MsgError:
-		s.fail(fmt.Errorf("HQ reported an error: %s", bytefrog.String(m.Text)))
-	default:
-		return fmt.Errorf("%w: unexpected %v on the control connection", ErrProtocol, m.Type)
 	}
 	return nil
 }
@@ -499,7 +474,7 @@ func (s *session) beginTracing() error {
 		s.data = append(s.data, c)
 	}
 	s.startPipeline(budget)
-	if s.startSuspended {
+	if s.life.StartSuspended {
 		s.setMode(bytefrog.ModeSuspended)
 	} else {
 		s.setMode(bytefrog.ModeTracing)

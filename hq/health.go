@@ -45,17 +45,7 @@ func (h Health) String() string {
 // expectedMode is the mode the agent should report after HQ's commands;
 // r.mu must be held.
 func (r *Run) expectedMode() bytefrog.Mode {
-	switch {
-	case r.stopSent:
-		return bytefrog.ModeShutdown
-	case !r.started:
-		return bytefrog.ModeInitializing
-	case r.paused:
-		return bytefrog.ModePaused
-	case r.suspended:
-		return bytefrog.ModeSuspended
-	}
-	return bytefrog.ModeTracing
+	return r.life.Mode
 }
 
 // healthLocked computes the health at now; r.mu must be held.

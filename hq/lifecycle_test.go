@@ -438,7 +438,7 @@ func TestScript(t *testing.T) {
 	checkOK(t, rep, 0)
 	found := false
 	for _, w := range rep.Warnings {
-		found = found || w == "script: unpause: hq: invalid lifecycle transition: Unpause: run 0 is not paused"
+		found = found || w == "script: unpause: hq: invalid lifecycle transition: run 0: bytefrog: command not allowed in this mode: Unpause while Tracing"
 	}
 	if !found {
 		t.Errorf("warnings %q; want the refused unpause", rep.Warnings)

@@ -57,10 +57,7 @@ type Run struct {
 	bytes  atomic.Int64 // bytes received
 
 	mu             sync.Mutex
-	started        bool // Start sent
-	startSuspended bool // Suspend sent before Start
-	paused         bool
-	suspended      bool
+	life           bytefrog.Lifecycle // as HQ's commands left the agent
 	stopSent       bool
 	ending         bool // no data connection is accepted any more
 	registered     int  // data connections accepted
@@ -222,65 +219,21 @@ func (r *Run) commandLocked(t bytefrog.MsgType) error {
 
 // transition checks that the agent accepts command t in the state HQ's
 // earlier commands put it in, and records the new state; r.mu must be held.
+// HQ sends no command that would change nothing.
 func (r *Run) transition(t bytefrog.MsgType) error {
-	refuse := func(why string) error {
-		return fmt.Errorf("%w: %v: run %d %s", ErrTransition, t, r.id, why)
-	}
 	switch {
 	case r.ending:
 		return fmt.Errorf("%w: run %d", ErrRunEnded, r.id)
 	case r.stopSent:
-		return refuse("is stopping")
+		return fmt.Errorf("%w: %v: run %d is stopping", ErrTransition, t, r.id)
+	case t == bytefrog.MsgConfiguration:
+		return fmt.Errorf("%w: %v is sent once, when the agent says Hello", ErrTransition, t)
 	}
-	switch t {
-	case bytefrog.MsgStart:
-		if r.started {
-			return refuse("is already started")
-		}
-		r.started, r.suspended = true, r.startSuspended
-	case bytefrog.MsgStop:
+	if _, err := r.life.Apply(t); err != nil {
+		return fmt.Errorf("%w: run %d: %w", ErrTransition, r.id, err)
+	}
+	if t == bytefrog.MsgStop {
 		r.stopSent = true
-	case bytefrog.MsgPause:
-		switch {
-		case !r.started:
-			return refuse("is not started")
-		case r.paused:
-			return refuse("is already paused")
-		case r.suspended:
-			return refuse("is suspended (Pause needs Tracing)")
-		}
-		r.paused = true
-	case bytefrog.MsgUnpause:
-		if !r.paused {
-			return refuse("is not paused")
-		}
-		r.paused = false
-	case bytefrog.MsgSuspend:
-		switch {
-		case !r.started && r.startSuspended:
-			return refuse("is already set to start suspended")
-		case !r.started:
-			r.startSuspended = true
-		case r.paused:
-			return refuse("is paused (Suspend needs Tracing)")
-		case r.suspended:
-			return refuse("is already suspended")
-		default:
-			r.suspended = true
-		}
-	case bytefrog.MsgUnsuspend:
-		switch {
-		case !r.started && !r.startSuspended:
-			return refuse("is not set to start suspended")
-		case !r.started:
-			r.startSuspended = false
-		case !r.suspended:
-			return refuse("is not suspended")
-		default:
-			r.suspended = false
-		}
-	default:
-		return refuse("cannot be sent this command")
 	}
 	return nil
 }
@@ -320,6 +273,7 @@ func (h runHooks) autoStop() bool {
 		return false
 	}
 	r.stopSent = true
+	r.life.Apply(bytefrog.MsgStop)
 	r.updateMismatch()
 	return true
 }
