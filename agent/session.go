@@ -44,9 +44,9 @@ type session struct {
 	dec  *bytefrog.Decoder
 	data []net.Conn
 
-	life           bytefrog.Lifecycle // reader goroutine only
-	pauseMu        sync.Mutex
-	pauseCh        chan struct{} // non-nil while paused; closed on unpause
+	life    bytefrog.Lifecycle // reader goroutine only
+	pauseMu sync.Mutex
+	pauseCh chan struct{} // non-nil while paused; closed on unpause
 
 	pool *bufPool
 	brk  breaks

@@ -97,7 +97,7 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 		hasProj: hasProj, projectID: projectID, start: s.cfg.Now(), ctl: conn,
 		dialect: bytefrog.Dialect{Version: version, Flavor: s.cfg.Flavor, MaxConfigSize: s.cfg.MaxConfigSize},
 		holders: 1, life: bytefrog.NewLifecycle(),
-		in:      make(chan unit, runQueue), ctlOut: make(chan []byte, ctlQueue), ctlReadDone: make(chan struct{}),
+		in: make(chan unit, runQueue), ctlOut: make(chan []byte, ctlQueue), ctlReadDone: make(chan struct{}),
 		quit: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{}),
 		modeCh: make(chan struct{}),
 	}

@@ -56,20 +56,20 @@ type Run struct {
 	events atomic.Int64 // sequenced events released
 	bytes  atomic.Int64 // bytes received
 
-	mu             sync.Mutex
-	life           bytefrog.Lifecycle // as HQ's commands left the agent
-	stopSent       bool
-	ending         bool // no data connection is accepted any more
-	registered     int  // data connections accepted
-	dataConns      []net.Conn
-	mode           bytefrog.Mode
-	buffers        uint16
-	lastHB         time.Time
-	heartbeats     int64
-	mismatchSince  time.Time
-	loggedHealth   Health
-	modeCh         chan struct{} // closed and replaced when the mode changes
-	report         *Report
+	mu            sync.Mutex
+	life          bytefrog.Lifecycle // as HQ's commands left the agent
+	stopSent      bool
+	ending        bool // no data connection is accepted any more
+	registered    int  // data connections accepted
+	dataConns     []net.Conn
+	mode          bytefrog.Mode
+	buffers       uint16
+	lastHB        time.Time
+	heartbeats    int64
+	mismatchSince time.Time
+	loggedHealth  Health
+	modeCh        chan struct{} // closed and replaced when the mode changes
+	report        *Report
 }
 
 // ID returns the run id the agent uses in DataHello.
