@@ -26,6 +26,12 @@ type Config struct {
 	// StartTimeout bounds the wait for HQ's Start after the configuration.
 	// Default 10s; 0 waits as long as the connection lives.
 	StartTimeout time.Duration
+	// StallTimeout bounds Bytefrog's back-pressure: when HQ has taken no
+	// byte of a data connection's write for this long (frozen, or its host
+	// gone without a reset), the run ends with one log line and the error
+	// hook, and the host goes on untraced instead of waiting on recording
+	// calls. Default 5s; 0 waits without a bound, as the seed does.
+	StallTimeout time.Duration
 	// Version is the Bytefrog protocol version sent in Hello (1–4). Default 1.
 	Version uint8
 	// Flavor chooses the MethodExit layout. Default bytefrog.
@@ -87,6 +93,7 @@ func DefaultConfig() Config {
 	return Config{
 		ConnectTimeout: 5 * time.Second,
 		StartTimeout:   10 * time.Second,
+		StallTimeout:   5 * time.Second,
 		Version:        bytefrog.Version1,
 		Flavor:         bytefrog.FlavorBytefrog,
 		FlushInterval:  20 * time.Millisecond,
@@ -122,6 +129,7 @@ var options = []option{
 	}},
 	{"connect_timeout", "duration bounding the connection to HQ (5s)", durationOpt(func(c *Config) *time.Duration { return &c.ConnectTimeout })},
 	{"start_timeout", "duration bounding the wait for HQ's Start (10s; 0 = no bound)", durationOpt(func(c *Config) *time.Duration { return &c.StartTimeout })},
+	{"stall_timeout", "how long HQ may take no data before the run ends and the host goes on untraced (5s; 0 = no bound)", durationOpt(func(c *Config) *time.Duration { return &c.StallTimeout })},
 	{"protocol", "Bytefrog protocol version 1-4 (1)", func(c *Config, v string) error {
 		n, err := strconv.ParseUint(v, 10, 8)
 		if err != nil || n < 1 || n > uint64(bytefrog.MaxVersion) {

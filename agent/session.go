@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ var (
 	ErrStartTimeout   = errors.New("tadpole: no Start from HQ in time")
 	ErrStopped        = errors.New("tadpole: tracing stopped")
 	ErrAlreadyRunning = errors.New("tadpole: an agent is already tracing in this process")
+	ErrHQStalled      = errors.New("tadpole: HQ stopped taking data")
 	ErrInternal       = errors.New("tadpole: internal error")
 )
 
@@ -568,7 +570,12 @@ func (s *session) writeData(c net.Conn) {
 	defer s.wg.Done()
 	for b := range s.pool.queue {
 		if !s.failed() {
-			if _, err := c.Write(b.b); err != nil {
+			if s.cfg.StallTimeout > 0 {
+				c.SetWriteDeadline(time.Now().Add(s.cfg.StallTimeout))
+			}
+			if _, err := c.Write(b.b); errors.Is(err, os.ErrDeadlineExceeded) {
+				s.fail(fmt.Errorf("%w for %v: tracing stopped so that the program does not wait", ErrHQStalled, s.cfg.StallTimeout))
+			} else if err != nil {
 				s.fail(fmt.Errorf("data connection: %w", err))
 			}
 		}

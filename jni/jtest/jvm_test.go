@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/internal/testhq"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 )
 
 func runJava(t *testing.T, e *Env, env []string, agent bool, options string, args ...string) Result {
@@ -388,4 +389,25 @@ func testSkip(t *testing.T, why string) {
 		t.Fatal(why)
 	}
 	t.Skip(why)
+}
+
+// TestFrozenHQ: an HQ that stops reading ends the run after stall_timeout
+// with one line on stderr; the JVM's logging threads go on untraced and it
+// exits normally, without waiting on the agent.
+func TestFrozenHQ(t *testing.T) {
+	e := Build(t)
+	f := testpeers.NewFrozenHQ(t)
+	env := append(baseEnv(), "TADPOLE_HQ="+f.Addr(), "TADPOLE_LTTNG=off", "TADPOLE_STALL_TIMEOUT=300ms",
+		"TADPOLE_BUFFER_BUDGET=262144")
+	r := runJava(t, e, env, true, "", "records", "4", "200000")
+	t.Logf("JVM ran %v", r.Elapsed.Round(time.Millisecond))
+	if !strings.Contains(r.Stdout, "JApp done records tracing=false") {
+		t.Errorf("stdout %q; want the records written, untraced at the end", r.Stdout)
+	}
+	if n := strings.Count(r.Stderr, "HQ stopped taking data"); n != 1 {
+		t.Errorf("stderr names the stall %d times; want once:\n%s", n, r.Stderr)
+	}
+	if r.Elapsed > 30*time.Second {
+		t.Errorf("the JVM took %v", r.Elapsed)
+	}
 }
