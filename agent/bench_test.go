@@ -17,6 +17,8 @@ type discardConn struct{ net.Conn }
 func (discardConn) Write(b []byte) (int, error) { return len(b), nil }
 func (discardConn) Close() error                { return nil }
 
+func (discardConn) SetWriteDeadline(time.Time) error { return nil }
+
 // sinkSession makes an active session whose data connections discard: the
 // whole agent pipeline (ring, drain, encoding, pool, writers) without a
 // network or an HQ. It ends at cleanup.

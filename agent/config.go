@@ -26,6 +26,12 @@ type Config struct {
 	// StartTimeout bounds the wait for HQ's Start after the configuration.
 	// Default 10s; 0 waits as long as the connection lives.
 	StartTimeout time.Duration
+	// HQRetry, when HQ cannot be reached at start (connection refused, or
+	// no answer within 50 ms), makes Start return at once with an agent
+	// that runs untraced and tries again every HQRetry in the background,
+	// tracing once HQ answers and sends Start. Default 1s; 0 is the seed's
+	// blocking start: Start tries for ConnectTimeout, then fails.
+	HQRetry time.Duration
 	// StallTimeout bounds Bytefrog's back-pressure: when HQ has taken no
 	// byte of a data connection's write for this long (frozen, or its host
 	// gone without a reset), the run ends with one log line and the error
@@ -94,6 +100,7 @@ func DefaultConfig() Config {
 		ConnectTimeout: 5 * time.Second,
 		StartTimeout:   10 * time.Second,
 		StallTimeout:   5 * time.Second,
+		HQRetry:        time.Second,
 		Version:        bytefrog.Version1,
 		Flavor:         bytefrog.FlavorBytefrog,
 		FlushInterval:  20 * time.Millisecond,
@@ -129,6 +136,7 @@ var options = []option{
 	}},
 	{"connect_timeout", "duration bounding the connection to HQ (5s)", durationOpt(func(c *Config) *time.Duration { return &c.ConnectTimeout })},
 	{"start_timeout", "duration bounding the wait for HQ's Start (10s; 0 = no bound)", durationOpt(func(c *Config) *time.Duration { return &c.StartTimeout })},
+	{"hq_retry", "when HQ is unreachable at start: run untraced and try again this often (1s; 0 = wait for HQ up to connect_timeout, then fail)", durationOpt(func(c *Config) *time.Duration { return &c.HQRetry })},
 	{"stall_timeout", "how long HQ may take no data before the run ends and the host goes on untraced (5s; 0 = no bound)", durationOpt(func(c *Config) *time.Duration { return &c.StallTimeout })},
 	{"protocol", "Bytefrog protocol version 1-4 (1)", func(c *Config, v string) error {
 		n, err := strconv.ParseUint(v, 10, 8)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -92,6 +93,8 @@ func (c *captureConn) Write(b []byte) (int, error) {
 }
 
 func (c *captureConn) Close() error { return nil }
+
+func (c *captureConn) SetWriteDeadline(time.Time) error { return nil }
 
 // FuzzHostBatch sends arbitrary host batches through the agent: whatever a
 // host hands over, what goes to HQ parses as Bytefrog (modified UTF-8

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -86,9 +87,12 @@ func finish(t testing.TB, a *Agent, run *hq.Run) *hq.Report {
 	return rep
 }
 
+// TestHQAbsent: with hq_retry=0 (the seed's blocking start) Start tries
+// for the connect timeout, then fails; recording calls are no-ops.
 func TestHQAbsent(t *testing.T) {
 	cfg := testConfig("127.0.0.1:1")
 	cfg.ConnectTimeout = 300 * time.Millisecond
+	cfg.HQRetry = 0
 	start := time.Now()
 	a, err := Start(context.Background(), cfg)
 	if a != nil || err == nil {
@@ -104,6 +108,71 @@ func TestHQAbsent(t *testing.T) {
 	m := NewMethod("t.absent")
 	m.Enter().Exit()
 	Mark("k", "v")
+}
+
+// TestHQLate: an HQ that refuses at start holds Start at most 50 ms; the
+// agent runs untraced, tries again every hq_retry, and traces once HQ
+// listens and starts it.
+func TestHQLate(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // refused until HQ listens there
+	cfg := testConfig(addr)
+	cfg.HQRetry = 100 * time.Millisecond
+	t0 := time.Now()
+	a, err := Start(ctxT(t), cfg)
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatalf("Start with a refusing HQ: %v; want an agent trying in the background", err)
+	}
+	defer a.Shutdown(context.Background())
+	t.Logf("Start returned in %v", took)
+	if took > firstDial+50*time.Millisecond {
+		t.Errorf("Start took %v with HQ refusing; want about %v at most", took, firstDial)
+	}
+	if a.Mode() != bytefrog.ModeInitializing {
+		t.Errorf("mode %v while HQ is away", a.Mode())
+	}
+	m := NewMethod("t/Late.call;1;()V")
+	m.Enter().Exit() // untraced: no HQ yet
+	time.Sleep(300 * time.Millisecond)
+	h := testhq.Start(t, func(c *hq.Config) { c.Listen = addr })
+	run, err := h.Srv.NextRun(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitMode(t, a, bytefrog.ModeTracing)
+	for range 10 {
+		m.Enter().Exit()
+	}
+	testhq.CheckClean(t, finish(t, a, run), h.Collector(0), 20)
+}
+
+// TestHQLateShutdown: Shutdown of an agent still trying to reach HQ ends
+// the attempts at once.
+func TestHQLateShutdown(t *testing.T) {
+	cfg := testConfig("127.0.0.1:1")
+	cfg.HQRetry = 50 * time.Millisecond
+	a, err := Start(ctxT(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(120 * time.Millisecond)
+	t0 := time.Now()
+	if err := a.Shutdown(ctxT(t)); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if d := time.Since(t0); d > time.Second {
+		t.Errorf("Shutdown took %v", d)
+	}
+	select {
+	case <-a.Done():
+	default:
+		t.Error("Done still open after Shutdown")
+	}
 }
 
 func TestTraceAndShutdown(t *testing.T) {

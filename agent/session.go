@@ -111,9 +111,14 @@ func newSession(cfg Config, log *logger) *session {
 	return s
 }
 
-// dial connects to HQ, retrying until the connect timeout.
-func (s *session) dial(ctx context.Context) (net.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
+// dial connects to HQ. With once > 0 it makes a single attempt bounded by
+// once; otherwise it retries until the connect timeout.
+func (s *session) dial(ctx context.Context, once time.Duration) (net.Conn, error) {
+	bound := s.cfg.ConnectTimeout
+	if once > 0 {
+		bound = once
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var d net.Dialer
 	var last error
@@ -126,17 +131,21 @@ func (s *session) dial(ctx context.Context) (net.Conn, error) {
 			return c, nil
 		}
 		last = err
+		if once > 0 {
+			return nil, fmt.Errorf("%w at %s: %w", ErrNoHQ, s.cfg.HQ, err)
+		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w at %s within %v: %v", ErrNoHQ, s.cfg.HQ, s.cfg.ConnectTimeout, last)
+			return nil, fmt.Errorf("%w at %s within %v: %w", ErrNoHQ, s.cfg.HQ, s.cfg.ConnectTimeout, last)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
 
-// handshake sends Hello and reads the first Configuration.
-func (s *session) handshake(ctx context.Context) error {
-	c, err := s.dial(ctx)
+// handshake sends Hello and reads the first Configuration; once is as for
+// dial.
+func (s *session) handshake(ctx context.Context, once time.Duration) error {
+	c, err := s.dial(ctx, once)
 	if err != nil {
 		return err
 	}
@@ -507,7 +516,7 @@ func (s *session) startPipeline(budget int) {
 }
 
 func (s *session) openData() (net.Conn, error) {
-	c, err := s.dial(context.Background())
+	c, err := s.dial(context.Background(), 0)
 	if err != nil {
 		return nil, err
 	}
