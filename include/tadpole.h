@@ -136,9 +136,14 @@ typedef int32_t tadpole_logger; /* a named logger */
  * flavor, log, log_level, logs, lttng, lttng_domain, ...). Without an hq key
  * or TADPOLE_HQ nothing is traced.
  *
- * It blocks for at most connect_timeout (default 5 s) when HQ is absent, and
- * start_timeout (default 10 s) waiting for Start. Recording calls made by
- * other threads meanwhile return TADPOLE_ENOTCONN.
+ * When HQ refuses or does not answer within 50 ms, it returns TADPOLE_OK at
+ * once: the program runs untraced (recording calls return TADPOLE_ENOTCONN,
+ * tadpole_tracing() is 0) while the agent tries again every hq_retry
+ * (default 1 s) in the background, and tracing begins when HQ answers and
+ * sends Start. With hq_retry=0 (the seed's blocking start) it blocks for at
+ * most connect_timeout (default 5 s) when HQ is absent and then fails. Once
+ * connected it waits at most start_timeout (default 10 s) for Start.
+ * Recording calls made by other threads meanwhile return TADPOLE_ENOTCONN.
  *
  * Returns TADPOLE_OK, TADPOLE_EINVAL (bad options, no HQ address),
  * TADPOLE_ECONNREFUSED, TADPOLE_ETIMEDOUT, TADPOLE_EPROTO, TADPOLE_EALREADY,

@@ -28,9 +28,11 @@
 //  2. defines io.tadpole.Tadpole, JulHandler and JulSync in the system
 //     class loader (or finds them there, when the application bundles
 //     Tadpole) and binds Tadpole's natives with RegisterNatives;
-//  3. calls tadpole_start: with an HQ configured the JVM waits for HQ's
-//     Start at most connect_timeout (plus start_timeout once connected);
-//     without HQ it goes on untraced after one warning;
+//  3. calls tadpole_start: with an HQ that answers, the JVM waits for
+//     HQ's Start at most start_timeout; an HQ that refuses or does not
+//     answer within 50 ms holds it no longer: it goes on untraced after one
+//     warning and the agent tries again every hq_retry, tracing once HQ
+//     answers (hq_retry=0: the seed's wait of up to connect_timeout);
 //  4. binds the thread (see Threads) and starts the daemon thread
 //     "tadpole-jul", the agent's own, which the trace leaves out.
 //

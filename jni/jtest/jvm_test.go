@@ -3,6 +3,7 @@ package jtest
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 )
@@ -410,4 +412,40 @@ func TestFrozenHQ(t *testing.T) {
 	if r.Elapsed > 30*time.Second {
 		t.Errorf("the JVM took %v", r.Elapsed)
 	}
+}
+
+// TestHQLate: an HQ that refuses at first does not hold the JVM (it runs
+// untraced from main on); once HQ listens the agent connects in the
+// background and the JVM's records reach it.
+func TestHQLate(t *testing.T) {
+	e := Build(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	env := append(baseEnv(), "TADPOLE_HQ="+addr, "TADPOLE_HQ_RETRY=100ms", "TADPOLE_LTTNG=off", "TADPOLE_FLUSH_INTERVAL=5ms")
+	t0 := time.Now()
+	j := startReady(ctx, t, e.Java(ctx, env, true, "", "logloop", "4000"), "JApp looping tracing=false")
+	t.Logf("JVM looping untraced %v after its start", time.Since(t0).Round(time.Millisecond))
+	h := testhq.Start(t, func(c *hq.Config) { c.Listen = addr })
+	run, err := h.Srv.NextRun(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := j.wait(t)
+	if !strings.Contains(out, "JApp done logloop tracing=true") {
+		t.Fatalf("stdout %q; want the loop traced by its end", out)
+	}
+	rep, err := run.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK || rep.Markers == 0 {
+		t.Fatalf("run: OK %v (%s), %d markers; want the loop's records", rep.OK, rep.Reason, rep.Markers)
+	}
+	t.Logf("%d records reached HQ once it appeared", rep.Markers)
 }

@@ -84,7 +84,7 @@ int main(void) {
 	tadpole_errmsg(msg, sizeof msg);
 	CHECK(strstr(msg, "nonsense") != NULL);
 	CHECK_RC(tadpole_start("protocol=9"), TADPOLE_EINVAL);
-	CHECK_RC(tadpole_start("hq=127.0.0.1:1,connect_timeout=200ms"), TADPOLE_ECONNREFUSED);
+	CHECK_RC(tadpole_start("hq=127.0.0.1:1,connect_timeout=200ms,hq_retry=0"), TADPOLE_ECONNREFUSED);
 	not_tracing();
 
 	/* Error text truncation: always NUL-terminated, full length returned. */
