@@ -393,6 +393,9 @@ func Accept(rwc io.ReadWriteCloser, cfg *Config, assign func() (uint32, Reason),
 		d.SetWriteDeadline(time.Now().Add(c.HandshakeTimeout))
 	}
 	refuse := func(r Reason, err error) (*Conn, error) {
+		if d != nil {
+			d.SetWriteDeadline(time.Now().Add(c.WriteTimeout))
+		}
 		codec.Write(FlagConnectionRefused, AppendU32(nil, uint32(r)))
 		rwc.Close()
 		return nil, fmt.Errorf("%w: %v: %w", ErrHandshake, r, err)

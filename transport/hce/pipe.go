@@ -221,3 +221,5 @@ func (l *PipeListener) AcceptPipe(name string, assign func() (uint32, Reason), h
 }
 
 var _ io.ReadWriteCloser = (*pipeConn)(nil)
+
+func mkfifo(path string) error { return syscall.Mkfifo(path, 0o600) }
