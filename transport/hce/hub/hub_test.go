@@ -209,7 +209,7 @@ func TestAgentManager(t *testing.T) {
 	c1.Release(a2.ID())
 	waitFor(t, "release", func() bool { return h.Stats().References == 0 })
 	c2.Close(hce.ReasonNone)
-	waitFor(t, "c2 gone", func() bool { return h.Stats().Connections == 4 })
+	waitFor(t, "c2 gone", func() bool { return h.Stats().Connections == 3 })
 }
 
 func TestRejections(t *testing.T) {
