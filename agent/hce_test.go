@@ -280,6 +280,19 @@ func TestHCEProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "ticks after resume", func() bool { return len(col.Markers("app.tick")) > ticks+3 })
+	// Suspend drops events as a data break; resume records again.
+	if err := c1.Control(ctx, idTCP, hce.TPSuspend); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c1.Status(ctx, idTCP); err != nil || st.Mode != bytefrog.ModeSuspended.String() {
+		t.Fatalf("status while suspended %+v %v", st, err)
+	}
+	if err := c1.Control(ctx, idTCP, hce.TPResume); err != nil {
+		t.Fatal(err)
+	}
+	ticks = len(col.Markers("app.tick"))
+	eventually(t, "ticks after unsuspend", func() bool { return len(col.Markers("app.tick")) > ticks+3 })
+	eventually(t, "the data break at HQ", func() bool { return len(col.Breaks()) == 1 })
 	if err := c1.Mark(ctx, idTCP, "hce.mark", "from-ctl"); err != nil {
 		t.Fatal(err)
 	}
