@@ -374,3 +374,46 @@ func TestMaxConns(t *testing.T) {
 		t.Fatalf("second connection: %v", err)
 	}
 }
+
+// TestDeregister: an agent may make itself unavailable and come back on
+// the same connection ("The HCE will not remove the agent from its
+// connection list ... because of this command").
+func TestDeregister(t *testing.T) {
+	h, tcp, _ := newHub(t, nil)
+	ctx := context.Background()
+	w := newClient(t, tcp)
+	if err := w.AddListener(ctx, 5); err != nil {
+		t.Fatal(err)
+	}
+	a := fakeAgent(t, tcp, "svc")
+	nextEvent(t, w)
+	r, err := a.Call(ctx, hce.EngineID, hce.IfaceAgentManager, hce.CmdDeregisterAgent, hce.AppendU32(nil, a.ID()))
+	if err != nil || r.Cmd != hce.CmdAgentDeregistered {
+		t.Fatalf("deregister %v %v", &r, err)
+	}
+	if e := nextEvent(t, w); e.ID != hce.EventAgentDeregistered || e.Agent != a.ID() {
+		t.Fatalf("event %v", e)
+	}
+	if ids, _ := w.QueryRunning(ctx); len(ids) != 0 {
+		t.Errorf("running after deregister %v", ids)
+	}
+	if err := w.GetSpecific(ctx, a.ID()); reasonOf(err) != hce.ReasonNoSuchAgent {
+		t.Errorf("reference to a deregistered agent: %v", err)
+	}
+	if s := h.Stats(); s.Connections != 2 || s.Agents != 0 {
+		t.Errorf("stats %+v", s)
+	}
+	// Another connection's ID is refused.
+	if _, err := a.Call(ctx, hce.EngineID, hce.IfaceAgentManager, hce.CmdDeregisterAgent, hce.AppendU32(nil, w.ID())); reasonOf(err) != hce.ReasonIDMismatch {
+		t.Errorf("deregister another: %v", err)
+	}
+	if err := a.Register(ctx, "svc", 1, []hce.InterfaceID{hce.IfaceTadpole}); err != nil {
+		t.Fatal(err)
+	}
+	if e := nextEvent(t, w); e.ID != hce.EventAgentRegistered || e.Agent != a.ID() {
+		t.Fatalf("event %v", e)
+	}
+	if ids, _ := w.QueryRunning(ctx, hce.IfaceTadpole); len(ids) != 1 || ids[0] != a.ID() {
+		t.Errorf("running after re-register %v", ids)
+	}
+}
