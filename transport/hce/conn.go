@@ -29,6 +29,9 @@ const sendQueue = 256
 // maxBatch bounds the bytes the writer gathers into one Write.
 const maxBatch = 64 << 10
 
+// closeFlush bounds writing what was queued, and the DISCONNECT, at close.
+const closeFlush = 100 * time.Millisecond
+
 // Conn is an HCE connection after its handshake: one reader goroutine that
 // decodes envelopes and hands command blocks to the Handler (or to a
 // waiting Call), and one writer goroutine that alone writes, sends
@@ -207,11 +210,25 @@ func (c *Conn) writeLoop() {
 				return
 			}
 		case <-c.done:
-			if c.reason != ReasonNone {
-				if d != nil {
-					d.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			// What was queued before Close goes out first, briefly bounded.
+			buf = buf[:0]
+		flush:
+			for len(buf) < maxBatch {
+				select {
+				case m := <-c.sendq:
+					buf = append(buf, m...)
+				default:
+					break flush
 				}
-				c.rwc.Write(AppendEnvelope(buf[:0], FlagDisconnect, false, AppendU32(nil, uint32(c.reason))))
+			}
+			if c.reason != ReasonNone {
+				buf = AppendEnvelope(buf, FlagDisconnect, false, AppendU32(nil, uint32(c.reason)))
+			}
+			if (len(buf) > 0 && c.err == ErrClosed) || c.reason != ReasonNone {
+				if d != nil {
+					d.SetWriteDeadline(time.Now().Add(closeFlush))
+				}
+				c.rwc.Write(buf)
 			}
 			c.rwc.Close()
 			return

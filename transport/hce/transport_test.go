@@ -221,3 +221,40 @@ func TestPipeNoHub(t *testing.T) {
 		t.Errorf("left %d files behind", len(entries))
 	}
 }
+
+// TestCloseFlushes: what was sent before Close reaches the peer, then the
+// DISCONNECT with its reason.
+func TestCloseFlushes(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := make(chan uint32, 200)
+	srv := make(chan *Conn, 1)
+	go func() {
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c, _ := Accept(nc, nil, func() (uint32, Reason) { return FirstConnID, ReasonNone }, func(_ *Conn, b *Block) { got <- b.Context })
+		srv <- c
+	}()
+	c, err := Dial(context.Background(), l.Addr().String(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := uint32(1); i <= 100; i++ {
+		c.Send(&Block{Dest: EngineID, Src: c.ID(), Iface: IfaceTadpole, Cmd: TPMark, Context: i})
+	}
+	c.Close(ReasonShutdown)
+	sc := <-srv
+	<-sc.Done()
+	if len(got) != 100 {
+		t.Errorf("%d of 100 blocks arrived before the close", len(got))
+	}
+	var re *ReasonError
+	if !errors.As(sc.Err(), &re) || re.Reason != ReasonShutdown {
+		t.Errorf("server saw %v; want DISCONNECT(SHUTDOWN)", sc.Err())
+	}
+}
