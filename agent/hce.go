@@ -120,7 +120,7 @@ func (h *hceAgent) session() (more bool) {
 		case <-ctx.Done():
 		}
 	}()
-	c, err := hce.Dial(ctx, h.cfg.HCE, nil, h.handle)
+	c, err := hce.Dial(ctx, h.cfg.HCE, &hce.Config{HandshakeTimeout: h.cfg.ConnectTimeout}, h.handle)
 	if err == nil {
 		if err = c.Register(ctx, HCEName(), uint64(os.Getpid()), []hce.InterfaceID{hce.IfaceTadpole}); err != nil {
 			c.Close(hce.ReasonNone)

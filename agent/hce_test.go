@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -357,4 +358,77 @@ func TestHCEProcesses(t *testing.T) {
 		as := h2.Agents()
 		return len(as) == 1 && as[0].PID == uint64(appPipe.cmd.Process.Pid)
 	})
+}
+
+// TestHCEHostileHub: a hub that sends garbage and a huge size, then one
+// that never answers the handshake, then one that refuses the
+// registration: the host's registration goroutine survives each, keeps
+// reconnecting, and stops at once when asked.
+func TestHCEHostileHub(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan int, 16)
+	go func() {
+		for n := 0; ; n++ {
+			nc, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- n
+			go func() {
+				defer nc.Close()
+				nc.SetDeadline(time.Now().Add(10 * time.Second))
+				codec, _ := hce.NewCodec(nc, nc, nil)
+				if e, err := codec.Read(); err != nil || e.Flags.Type() != hce.FlagSocketConnect {
+					return
+				}
+				switch n % 3 {
+				case 0:
+					codec.Write(hce.FlagConnectionComplete, hce.AppendU32(nil, 5))
+					codec.Read() // the registration
+					nc.Write([]byte("\x00garbage\xfe\xc0"))
+					huge := hce.AppendEnvelope(nil, 0, false, nil)
+					huge[24] = 0x40
+					nc.Write(huge)
+					codec.Read()
+				case 1:
+					codec.Read() // silent until the agent gives up
+				case 2:
+					codec.Write(hce.FlagConnectionComplete, hce.AppendU32(nil, 6))
+					e, _ := codec.Read()
+					bs, _ := hce.ParsePayload(nil, e.Payload)
+					if len(bs) == 1 {
+						codec.WriteBlocks(&hce.Block{Dest: 6, Src: hce.EngineID, Iface: hce.IfaceAgentManager,
+							Cmd: hce.CmdAgentRegistrationRefused, Context: bs[0].Context, Data: hce.AppendU32(nil, uint32(hce.ReasonIDMismatch))})
+					}
+					codec.Read()
+				}
+			}()
+		}
+	}()
+	c := DefaultConfig()
+	c.HCE = l.Addr().String()
+	c.HCERetry = 20 * time.Millisecond
+	c.ConnectTimeout = 200 * time.Millisecond
+	c.Log = "none"
+	stop := StartHCE(c)
+	for want := 0; want < 4; want++ {
+		select {
+		case n := <-accepted:
+			if n != want {
+				t.Fatalf("connection %d; want %d", n, want)
+			}
+		case <-time.After(10 * time.Second):
+			stop()
+			t.Fatalf("the agent stopped reconnecting after %d connections", want)
+		}
+	}
+	start := time.Now()
+	stop()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("stop took %v", d)
+	}
 }

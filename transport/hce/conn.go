@@ -329,7 +329,8 @@ func (c *Conn) Call(ctx context.Context, dest uint32, iface InterfaceID, cmd Com
 }
 
 // Dial connects to a hub at addr ("host:port", or "pipe:/path/of/hub.fifo"),
-// performs the handshake and returns the connection. h receives commands
+// performs the handshake (bounded by Config.HandshakeTimeout and ctx's
+// deadline) and returns the connection. h receives commands
 // that are not replies (nil drops them).
 func Dial(ctx context.Context, addr string, cfg *Config, h Handler) (*Conn, error) {
 	c, err := cfg.withDefaults()
@@ -339,15 +340,19 @@ func Dial(ctx context.Context, addr string, cfg *Config, h Handler) (*Conn, erro
 	if path, ok := strings.CutPrefix(addr, "pipe:"); ok {
 		return dialPipe(ctx, path, c, h)
 	}
+	timeout := c.HandshakeTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
+		timeout = time.Until(dl)
+	}
 	var d net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, c.HandshakeTimeout)
+	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	nc, err := d.DialContext(dctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	codec, _ := NewCodec(nc, nc, &c)
-	id, err := clientHandshake(nc, codec, FlagSocketConnect, nil, c.HandshakeTimeout)
+	id, err := clientHandshake(nc, codec, FlagSocketConnect, nil, timeout)
 	if err != nil {
 		nc.Close()
 		return nil, err
