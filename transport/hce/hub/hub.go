@@ -233,9 +233,6 @@ func (h *Hub) started(c *hce.Conn, id uint32, err error, from string) {
 	}
 	h.log.Debug("hce: connected", "id", id, "from", from)
 	<-c.Done()
-	h.badPayloads.Add(c.BadPayloads.Load())
-	h.checksum.Add(c.Codec().Stats.ChecksumDrops.Load())
-	h.resyncs.Add(c.Codec().Stats.Resyncs.Load())
 	h.log.Debug("hce: disconnected", "id", id, "err", c.Err())
 	h.drop(id)
 }
@@ -260,6 +257,12 @@ func (h *Hub) drop(id uint32) {
 	var msgs []out
 	p := h.peers[id]
 	delete(h.peers, id)
+	if p != nil && p.conn != nil {
+		// The counters of a closed connection move to the hub's.
+		h.badPayloads.Add(p.conn.BadPayloads.Load())
+		h.checksum.Add(p.conn.Codec().Stats.ChecksumDrops.Load())
+		h.resyncs.Add(p.conn.Codec().Stats.Resyncs.Load())
+	}
 	if a := h.agents[id]; a != nil {
 		if a.registered {
 			msgs = h.emit(msgs, hce.EventAgentDeregistered, id)
@@ -401,11 +404,11 @@ func (h *Hub) Stats() Stats {
 			s.Resyncs += p.conn.Codec().Stats.Resyncs.Load()
 		}
 	}
-	h.mu.Unlock()
-	s.Forwarded, s.Rejected, s.Events = h.forwarded.Load(), h.rejected.Load(), h.events.Load()
 	s.BadPayloads += h.badPayloads.Load()
 	s.Checksum += h.checksum.Load()
 	s.Resyncs += h.resyncs.Load()
+	h.mu.Unlock()
+	s.Forwarded, s.Rejected, s.Events = h.forwarded.Load(), h.rejected.Load(), h.events.Load()
 	return s
 }
 
