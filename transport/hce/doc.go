@@ -99,8 +99,8 @@
 // Named pipes: the hub's FIFO carries only PIPE_CONNECT. The connector
 // makes FIFOs R and R+".req" in the same directory, named after the hub's
 // FIFO plus a dot; R carries hub→connector, R.req the reverse, with the
-// same framing as TCP. The hub opens only names in its FIFO's directory
-// that start with the FIFO's name and a dot.
+// same framing as TCP. The hub opens only FIFOs (no symbolic link) in its
+// FIFO's directory whose names start with the FIFO's name and a dot.
 //
 // Routing (package hub): a command to a connection ID other than 1 is
 // forwarded only from a client attached to that agent, or from an agent to

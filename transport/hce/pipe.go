@@ -206,6 +206,12 @@ func (l *PipeListener) Accept() (string, error) {
 // AcceptPipe opens the pair named by a PIPE_CONNECT and completes the
 // handshake on it.
 func (l *PipeListener) AcceptPipe(name string, assign func() (uint32, Reason), h Handler) (*Conn, error) {
+	// Only FIFOs, never a symbolic link or a file planted under the name.
+	for _, p := range []string{name, name + PipeRequestSuffix} {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode().Type() != os.ModeNamedPipe {
+			return nil, fmt.Errorf("%w: %s is not a FIFO", ErrHandshake, p)
+		}
+	}
 	w, err := openFIFO(name, os.O_WRONLY, l.cfg.HandshakeTimeout)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -415,5 +417,43 @@ func TestDeregister(t *testing.T) {
 	}
 	if ids, _ := w.QueryRunning(ctx, hce.IfaceTadpole); len(ids) != 1 || ids[0] != a.ID() {
 		t.Errorf("running after re-register %v", ids)
+	}
+}
+
+// TestPipeBadInput: garbage, a huge size and a PIPE_CONNECT naming a path
+// outside the hub's directory on the well-known FIFO are skipped; the next
+// connector is served.
+func TestPipeBadInput(t *testing.T) {
+	_, _, pipe := newHub(t, nil)
+	path := strings.TrimPrefix(pipe, "pipe:")
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := hce.AppendEnvelope(nil, hce.FlagPipeConnect, false, nil)
+	huge[24] = 0x7F
+	f.Write([]byte("garbage\xfe\xc0\x48"))
+	f.Write(huge)
+	// Files the hub must not open: one elsewhere, one beside its FIFO
+	// without its name as prefix, one with the name that is no FIFO.
+	outside := filepath.Join(t.TempDir(), "hub.fifo.victim")
+	beside := filepath.Join(filepath.Dir(path), "other.fifo")
+	planted := path + ".planted" // the right name, but not a FIFO
+	for _, v := range []string{outside, beside, planted} {
+		os.WriteFile(v, []byte("keep"), 0o600)
+		os.WriteFile(v+hce.PipeRequestSuffix, []byte("keep"), 0o600)
+		f.Write(hce.AppendEnvelope(nil, hce.FlagPipeConnect, false, hce.AppendPipeConnect(nil, v)))
+	}
+	f.Write(hce.AppendEnvelope(nil, hce.FlagSocketConnect, false, nil))
+	f.Close()
+	c := newClient(t, pipe)
+	if ids, err := c.QueryRunning(context.Background()); err != nil || len(ids) != 0 {
+		t.Fatalf("query over the pipe: %v %v", ids, err)
+	}
+	time.Sleep(50 * time.Millisecond) // a hub that opened them would have written by now
+	for _, v := range []string{outside, beside, planted} {
+		if b, _ := os.ReadFile(v); string(b) != "keep" {
+			t.Errorf("%s: %q written by the hub", v, b)
+		}
 	}
 }
