@@ -352,7 +352,11 @@ func Dial(ctx context.Context, addr string, cfg *Config, h Handler) (*Conn, erro
 		return nil, err
 	}
 	codec, _ := NewCodec(nc, nc, &c)
+	abort := context.AfterFunc(ctx, func() { nc.Close() })
 	id, err := clientHandshake(nc, codec, FlagSocketConnect, nil, timeout)
+	if !abort() {
+		err = fmt.Errorf("%w: %w", ErrHandshake, ctx.Err())
+	}
 	if err != nil {
 		nc.Close()
 		return nil, err

@@ -46,7 +46,7 @@ var pipeSeq atomic.Uint32
 // openFIFO opens a FIFO end that blocks until the other end is opened,
 // giving up after timeout (then it opens both ends itself to release the
 // blocked open, and closes them).
-func openFIFO(path string, flag int, timeout time.Duration) (*os.File, error) {
+func openFIFO(ctx context.Context, path string, flag int, timeout time.Duration) (*os.File, error) {
 	type result struct {
 		f   *os.File
 		err error
@@ -58,19 +58,23 @@ func openFIFO(path string, flag int, timeout time.Duration) (*os.File, error) {
 	}()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	var giveUp error
 	select {
 	case r := <-ch:
 		return r.f, r.err
 	case <-t.C:
-		u, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
-		if err == nil {
-			defer u.Close()
-		}
-		if r := <-ch; r.f != nil {
-			r.f.Close()
-		}
-		return nil, fmt.Errorf("%w: opening %s: no peer within %v", ErrHandshake, path, timeout)
+		giveUp = fmt.Errorf("%w: opening %s: no peer within %v", ErrHandshake, path, timeout)
+	case <-ctx.Done():
+		giveUp = ctx.Err()
 	}
+	u, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK, 0)
+	if err == nil {
+		defer u.Close()
+	}
+	if r := <-ch; r.f != nil {
+		r.f.Close()
+	}
+	return nil, giveUp
 }
 
 // dialPipe connects to the hub FIFO at hubPath.
@@ -105,18 +109,22 @@ func dialPipe(ctx context.Context, hubPath string, c Config, h Handler) (*Conn, 
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = time.Until(dl)
 	}
-	r, err := openFIFO(ret, os.O_RDONLY, timeout)
+	r, err := openFIFO(ctx, ret, os.O_RDONLY, timeout)
 	if err != nil {
 		return nil, err
 	}
-	w, err := openFIFO(req, os.O_WRONLY, timeout)
+	w, err := openFIFO(ctx, req, os.O_WRONLY, timeout)
 	if err != nil {
 		r.Close()
 		return nil, err
 	}
 	pc := &pipeConn{r: r, w: w}
 	codec, _ = NewCodec(pc, pc, &c)
+	abort := context.AfterFunc(ctx, func() { pc.Close() })
 	id, err := clientHandshake(pc, codec, 0, nil, timeout)
+	if !abort() {
+		err = fmt.Errorf("%w: %w", ErrHandshake, ctx.Err())
+	}
 	if err != nil {
 		pc.Close()
 		return nil, err
@@ -212,11 +220,11 @@ func (l *PipeListener) AcceptPipe(name string, assign func() (uint32, Reason), h
 			return nil, fmt.Errorf("%w: %s is not a FIFO", ErrHandshake, p)
 		}
 	}
-	w, err := openFIFO(name, os.O_WRONLY, l.cfg.HandshakeTimeout)
+	w, err := openFIFO(context.Background(), name, os.O_WRONLY, l.cfg.HandshakeTimeout)
 	if err != nil {
 		return nil, err
 	}
-	r, err := openFIFO(name+PipeRequestSuffix, os.O_RDONLY, l.cfg.HandshakeTimeout)
+	r, err := openFIFO(context.Background(), name+PipeRequestSuffix, os.O_RDONLY, l.cfg.HandshakeTimeout)
 	if err != nil {
 		w.Close()
 		return nil, err

@@ -258,3 +258,44 @@ func TestCloseFlushes(t *testing.T) {
 		t.Errorf("server saw %v; want DISCONNECT(SHUTDOWN)", sc.Err())
 	}
 }
+
+// TestDialCancel: a hub that accepts and then says nothing does not hold a
+// dialler past its context, over TCP or a pipe.
+func TestDialCancel(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			nc, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer nc.Close()
+		}
+	}()
+	// A hub FIFO that somebody holds open and never serves.
+	path := filepath.Join(t.TempDir(), "mute.fifo")
+	if err := mkfifo(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, addr := range []string{l.Addr().String(), "pipe:" + path} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := Dial(ctx, addr, &Config{HandshakeTimeout: 10 * time.Second}, nil)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v; want context.Canceled", addr, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: returned after %v", addr, d)
+		}
+	}
+}
