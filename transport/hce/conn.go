@@ -263,7 +263,8 @@ func (c *Conn) Send(b *Block) error {
 	return c.enqueue(AppendBlocksEnvelope(nil, c.cfg.MD5, b))
 }
 
-// SendEnvelope queues an already encoded envelope.
+// SendEnvelope queues an already encoded envelope; env must not change
+// afterwards.
 func (c *Conn) SendEnvelope(env []byte) error { return c.enqueue(env) }
 
 func (c *Conn) enqueue(m []byte) error {
