@@ -29,6 +29,26 @@ const sendQueue = 256
 // maxBatch bounds the bytes the writer gathers into one Write.
 const maxBatch = 64 << 10
 
+// outMsg is one queued envelope; pooled, when set, goes back to envPool
+// once the writer has copied it.
+type outMsg struct {
+	b      []byte
+	pooled *[]byte
+}
+
+// envPool holds envelope buffers of Send; larger ones are not kept.
+var envPool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+const maxPooledEnv = 4 << 10
+
+func (m outMsg) appendTo(buf []byte) []byte {
+	buf = append(buf, m.b...)
+	if m.pooled != nil && cap(*m.pooled) <= maxPooledEnv {
+		envPool.Put(m.pooled)
+	}
+	return buf
+}
+
 // closeFlush bounds writing what was queued, and the DISCONNECT, at close.
 const closeFlush = 100 * time.Millisecond
 
@@ -43,7 +63,7 @@ type Conn struct {
 	codec   *Codec
 	id      uint32
 	handler Handler
-	sendq   chan []byte
+	sendq   chan outMsg
 
 	mu      sync.Mutex
 	pending map[uint32]chan Block
@@ -65,7 +85,7 @@ type Conn struct {
 func newConn(rwc io.ReadWriteCloser, codec *Codec, id uint32, cfg Config, h Handler) *Conn {
 	c := &Conn{
 		cfg: cfg, rwc: rwc, codec: codec, id: id, handler: h,
-		sendq:      make(chan []byte, sendQueue),
+		sendq:      make(chan outMsg, sendQueue),
 		pending:    make(map[uint32]chan Block),
 		done:       make(chan struct{}),
 		finished:   make(chan struct{}),
@@ -192,12 +212,12 @@ func (c *Conn) writeLoop() {
 	for {
 		select {
 		case m := <-c.sendq:
-			buf = append(buf[:0], m...)
+			buf = m.appendTo(buf[:0])
 		gather:
 			for len(buf) < maxBatch {
 				select {
 				case m := <-c.sendq:
-					buf = append(buf, m...)
+					buf = m.appendTo(buf)
 				default:
 					break gather
 				}
@@ -216,7 +236,7 @@ func (c *Conn) writeLoop() {
 			for len(buf) < maxBatch {
 				select {
 				case m := <-c.sendq:
-					buf = append(buf, m...)
+					buf = m.appendTo(buf)
 				default:
 					break flush
 				}
@@ -260,14 +280,16 @@ func (c *Conn) Close(reason Reason) {
 // Send returns). It waits at most Config.WriteTimeout for room; a full
 // queue that long closes the connection.
 func (c *Conn) Send(b *Block) error {
-	return c.enqueue(AppendBlocksEnvelope(nil, c.cfg.MD5, b))
+	p := envPool.Get().(*[]byte)
+	*p = AppendBlocksEnvelope((*p)[:0], c.cfg.MD5, b)
+	return c.enqueue(outMsg{b: *p, pooled: p})
 }
 
 // SendEnvelope queues an already encoded envelope; env must not change
 // afterwards.
-func (c *Conn) SendEnvelope(env []byte) error { return c.enqueue(env) }
+func (c *Conn) SendEnvelope(env []byte) error { return c.enqueue(outMsg{b: env}) }
 
-func (c *Conn) enqueue(m []byte) error {
+func (c *Conn) enqueue(m outMsg) error {
 	select {
 	case <-c.done:
 		return ErrClosed
