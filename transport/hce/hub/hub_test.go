@@ -157,7 +157,10 @@ func TestAgentManager(t *testing.T) {
 		t.Fatalf("status %+v %v", st, err)
 	}
 	// An exclusive attach denies a second client.
-	if id, err := c2.GetAgent(ctx, "svc", 0); reasonOf(err) != hce.ReasonNoSuchAgent {
+	if _, err := c2.GetAgent(ctx, "nobody", 0); reasonOf(err) != hce.ReasonNoSuchAgent {
+		t.Errorf("GetAgent of an unknown name: %v", err)
+	}
+	if id, err := c2.GetAgent(ctx, "svc", 0); reasonOf(err) != hce.ReasonExclusivelyLocked {
 		t.Errorf("GetAgent of a locked agent: %d %v", id, err)
 	}
 	if err := c2.GetSpecific(ctx, a1.ID()); err != nil {

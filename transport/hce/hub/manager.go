@@ -75,13 +75,19 @@ func (h *Hub) manage(msgs []out, c *hce.Conn, p *peer, b *hce.Block) []out {
 		if flags&hce.GetAgentNewInstance != 0 {
 			return reply(msgs, c, b, hce.CmdAgentUnavailable, hce.AppendU32(nil, uint32(hce.ReasonCannotLaunch)))
 		}
+		reason := hce.ReasonNoSuchAgent
 		for _, a := range h.matching(nil) {
-			if a.reg.Name == name && (a.exclusive == 0 || a.exclusive == id) {
-				p.refs[a.reg.AgentID]++
-				return reply(msgs, c, b, hce.CmdAgentReference, hce.AppendU32(nil, a.reg.AgentID))
+			if a.reg.Name != name {
+				continue
 			}
+			if a.exclusive != 0 && a.exclusive != id {
+				reason = hce.ReasonExclusivelyLocked
+				continue
+			}
+			p.refs[a.reg.AgentID]++
+			return reply(msgs, c, b, hce.CmdAgentReference, hce.AppendU32(nil, a.reg.AgentID))
 		}
-		return reply(msgs, c, b, hce.CmdAgentUnavailable, hce.AppendU32(nil, uint32(hce.ReasonNoSuchAgent)))
+		return reply(msgs, c, b, hce.CmdAgentUnavailable, hce.AppendU32(nil, uint32(reason)))
 	case hce.CmdGetSpecificAgent:
 		aid := r.U32()
 		if r.End() != nil {
