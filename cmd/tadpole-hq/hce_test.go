@@ -115,6 +115,12 @@ func TestCtl(t *testing.T) {
 	if _, _, code := hqRun(t, "ctl", "-hce", "127.0.0.1:1", "agents"); code != 1 {
 		t.Errorf("ctl without a hub: status %d", code)
 	}
+	if _, e, code := hqRun(t, "-hce", "127.0.0.1:0", "-exec", "true"); code != 2 || !strings.Contains(e, "-hce") {
+		t.Errorf("-hce with -exec: status %d, %s", code, e)
+	}
+	if _, e, code := hqRun(t, "-listen", "127.0.0.1:0", "-hce", "pipe:/nonexistent-dir/x.fifo", "-runs", "1"); code != 1 || !strings.Contains(e, "-hce") {
+		t.Errorf("-hce on a bad pipe: status %d, %s", code, e)
+	}
 
 	// An exclusive attach denies another client until the agent dies.
 	attach := exec.Command(hqBin, "ctl", "-hce", "pipe:"+pipe, "-x", "attach", pid)

@@ -148,6 +148,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-status %q: want auto, on or off", o.status)
 	case o.runs < 0:
 		return nil, fmt.Errorf("-runs %d", o.runs)
+	case o.exec && o.hce != "":
+		return nil, errors.New("-hce serves beside a serving HQ, not with -exec")
 	}
 	f, err := bytefrog.ParseFlavor(flavor)
 	if err != nil {
