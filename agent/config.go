@@ -92,6 +92,12 @@ type Config struct {
 	// procs=1 before its options. The agent package in a Go program
 	// shares the program's runtime and leaves it alone.
 	Procs int
+	// HCE is the HCE hub the process registers with, "host:port" or
+	// "pipe:/path/of/the/hub/fifo" (see StartHCE). Empty: none.
+	HCE string
+	// HCERetry is the delay between attempts to reach the HCE hub.
+	// Default 3s.
+	HCERetry time.Duration
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -110,6 +116,7 @@ func DefaultConfig() Config {
 		LTTngDomain:    "jul",
 		LTTng:          true,
 		LTTngRetry:     3 * time.Second,
+		HCERetry:       3 * time.Second,
 	}
 }
 
@@ -195,6 +202,14 @@ var options = []option{
 		c.Logs = p
 		return err
 	}},
+	{"hce", "HCE hub to register with: host:port or pipe:/path (none when empty)", func(c *Config, v string) error {
+		if err := checkHCEAddr(v); err != nil {
+			return err
+		}
+		c.HCE = v
+		return nil
+	}},
+	{"hce_retry", "delay between attempts to reach the HCE hub (3s)", durationOpt(func(c *Config) *time.Duration { return &c.HCERetry })},
 	{"procs", "threads of libtadpole.so's Go runtime running agent code at once (1 in a JVM, else 0 = the runtime's choice)", intOpt(func(c *Config) *int { return &c.Procs }, 0, 1024)},
 }
 

@@ -5,6 +5,11 @@
 //	tadpole-hq [flags]                      serve until interrupted (or -runs N)
 //	tadpole-hq [flags] -exec CMD [ARGS...]  run CMD against a private HQ
 //	tadpole-hq replay FILE...               summaries of trace files
+//	tadpole-hq ctl [-hce ADDR] COMMAND      drive agents through an HCE hub
+//
+// With -hce ADDR[,ADDR] (host:port, pipe:/path), serving HQ also runs an
+// HCE hub (package transport/hce/hub) where agents started with hce=ADDR
+// register; ctl lists them and sends them commands (docs/hce.md).
 //
 // With -exec, HQ listens on 127.0.0.1:0, starts CMD with TADPOLE_HQ=<addr>
 // added to its environment and its standard streams passed through, waits

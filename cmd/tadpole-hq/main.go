@@ -54,6 +54,7 @@ type options struct {
 	args     []string
 	listenOn bool   // -listen given
 	jsonPath string // -json: where each run's report is appended
+	hce      string // -hce: HCE hub addresses
 }
 
 func usage(fs *flag.FlagSet) func() {
@@ -64,6 +65,7 @@ func usage(fs *flag.FlagSet) func() {
   tadpole-hq [flags] -exec CMD [ARGS...]  run CMD with TADPOLE_HQ=<addr> against a private HQ
   tadpole-hq replay [-lenient] FILE...    print the summaries of trace files
   tadpole-hq verify [-lenient] FILE...    check trace files: one line each, status 3 if a run fails
+  tadpole-hq ctl [-hce ADDR] COMMAND      drive agents through the HCE hub (tadpole-hq ctl -h)
 
 -exec listens on 127.0.0.1:0 (unless -listen is given), adds TADPOLE_HQ to
 CMD's environment, passes its stdin/stdout/stderr through, waits for CMD to
@@ -123,6 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.status, "status", "auto", "live status line on stderr: auto (when a terminal), on, off")
 	fs.BoolVar(&o.verbose, "v", false, "debug logging")
 	fs.StringVar(&o.jsonPath, "json", "", "append each ended run's report to this file, one JSON object a line")
+	fs.StringVar(&o.hce, "hce", "", "serve the HCE control plane on host:port and/or pipe:/path, comma-separated (e.g. 127.0.0.1:10006)")
 	fs.BoolVar(&cfg.Lenient, "lenient", false, "a run that uses ids before their mapping or maps an id again to another name still completes")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -145,6 +148,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-status %q: want auto, on or off", o.status)
 	case o.runs < 0:
 		return nil, fmt.Errorf("-runs %d", o.runs)
+	case o.exec && o.hce != "":
+		return nil, errors.New("-hce serves beside a serving HQ, not with -exec")
 	}
 	f, err := bytefrog.ParseFlavor(flavor)
 	if err != nil {
@@ -188,6 +193,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "replay" || args[0] == "verify") {
 		return replay(args[0], args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "ctl" {
+		return ctl(args[1:], stdout, stderr)
 	}
 	o, err := parseFlags(args, stderr)
 	if err == flag.ErrHelp {
@@ -318,6 +326,15 @@ func serveMode(o *options, term *terminal, reports *jsonReports, stderr io.Write
 	srv, ok := newServer(o.cfg, o.listen, stderr)
 	if !ok {
 		return exitError
+	}
+	if o.hce != "" {
+		h, err := startHub(o.hce, o.cfg.Logger, stderr)
+		if err != nil {
+			fmt.Fprintln(stderr, "tadpole-hq:", err)
+			srv.Close()
+			return exitError
+		}
+		defer closeHub(h)
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)

@@ -46,6 +46,8 @@ func main() {
 		// An absent HQ is not fatal: the service runs untraced.
 		a, _ = agent.Start(context.Background(), cfg)
 	}
+	// TADPOLE_HCE=127.0.0.1:10006 registers the service with an HCE hub.
+	defer agent.StartHCE(cfg)()
 
 	log := slog.New(agent.NewSlogHandler("example.shop", nil))
 	stock := slog.New(agent.NewSlogHandler("example.stock", &agent.SlogOptions{Level: slog.LevelWarn}))
