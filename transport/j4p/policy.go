@@ -61,12 +61,18 @@ type attrRule struct {
 }
 
 type xmlRestrict struct {
-	XMLName  xml.Name
-	Remote   *struct{ Hosts []string `xml:"host"` } `xml:"remote"`
-	HTTP     *struct{ Methods []string `xml:"method"` } `xml:"http"`
-	Commands *struct{ Commands []string `xml:"command"` } `xml:"commands"`
-	Allow    []xmlMBeans `xml:"allow"`
-	Deny     []xmlMBeans `xml:"deny"`
+	XMLName xml.Name
+	Remote  *struct {
+		Hosts []string `xml:"host"`
+	} `xml:"remote"`
+	HTTP *struct {
+		Methods []string `xml:"method"`
+	} `xml:"http"`
+	Commands *struct {
+		Commands []string `xml:"command"`
+	} `xml:"commands"`
+	Allow []xmlMBeans `xml:"allow"`
+	Deny  []xmlMBeans `xml:"deny"`
 	// j4p 0.30: <mbeans> is an allow list.
 	MBeans []xmlMBeans `xml:"mbeans"`
 	CORS   *struct {
