@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -80,6 +81,19 @@ type Config struct {
 	// procs=1 before its options. The agent package in a Go program
 	// shares the program's runtime and leaves it alone.
 	Procs int
+	// J4P is the listen address of the management endpoint (Jolokia 2.x
+	// and j4p 0.30 over HTTP, see StartManagement). Empty: off (default).
+	// "on" means 127.0.0.1:8778; an address beyond loopback needs J4PUser
+	// or a J4PPolicy naming the admitted hosts.
+	J4P string
+	// J4PWrite enables write and exec on every MBean the policy does not
+	// deny. Default false: only the policy's <allow> entries permit them.
+	J4PWrite bool
+	// J4PPolicy is the path of an access policy in Jolokia's
+	// jolokia-access.xml format. Default none.
+	J4PPolicy string
+	// J4PUser and J4PPassword, when set, require HTTP Basic authentication.
+	J4PUser, J4PPassword string
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -178,6 +192,38 @@ var options = []option{
 		p, err := ParseLogPolicy(v)
 		c.Logs = p
 		return err
+	}},
+	{"j4p", "management endpoint (Jolokia over HTTP) address, on (127.0.0.1:8778) or off (off)", func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "", "off", "false", "no", "0":
+			c.J4P = ""
+			return nil
+		case "on", "true", "yes", "1":
+			c.J4P = "127.0.0.1:8778"
+			return nil
+		}
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return errors.New("want host:port, on or off")
+		}
+		c.J4P = v
+		return nil
+	}},
+	{"j4p_write", "management endpoint: allow write and exec where the policy does not deny them: on or off (off)", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.J4PWrite = b
+		return err
+	}},
+	{"j4p_policy", "management endpoint: access policy file in jolokia-access.xml format (none)", func(c *Config, v string) error {
+		c.J4PPolicy = v
+		return nil
+	}},
+	{"j4p_user", "management endpoint: Basic authentication user (none)", func(c *Config, v string) error {
+		c.J4PUser = v
+		return nil
+	}},
+	{"j4p_password", "management endpoint: Basic authentication password", func(c *Config, v string) error {
+		c.J4PPassword = v
+		return nil
 	}},
 	{"procs", "threads of libtadpole.so's Go runtime running agent code at once (1 in a JVM, else 0 = the runtime's choice)", intOpt(func(c *Config) *int { return &c.Procs }, 0, 1024)},
 }
@@ -300,6 +346,9 @@ func (c *Config) Verify() error {
 	}
 	if !c.LTTngDialect.Valid() {
 		errs = append(errs, fmt.Errorf("%w lttng_dialect=%v", ErrBadOption, c.LTTngDialect))
+	}
+	if c.J4PPassword != "" && c.J4PUser == "" {
+		errs = append(errs, fmt.Errorf("%w j4p_password needs j4p_user", ErrBadOption))
 	}
 	if c.ProjectID != 0 && c.Version != bytefrog.Version4 {
 		errs = append(errs, fmt.Errorf("%w project_id needs protocol=4", ErrBadOption))

@@ -251,3 +251,46 @@ func globMatch(pat, s string) bool {
 	}
 	return p == len(pat)
 }
+
+// Quote makes s usable as a property value: unchanged when it holds none
+// of , = : " * ? \ or a newline (and is not empty), else quoted as JMX's
+// ObjectName.quote does.
+func Quote(s string) string {
+	if s != "" && !strings.ContainsAny(s, ",=:\"*?\\\n") {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '*', '?', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// Unquote is the inverse of Quote; a value not in quotes is returned as is.
+func Unquote(v string) string {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return v
+	}
+	var b strings.Builder
+	for i := 1; i < len(v)-1; i++ {
+		if v[i] == '\\' && i+1 < len(v)-1 {
+			i++
+			if v[i] == 'n' {
+				b.WriteByte('\n')
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}

@@ -81,3 +81,20 @@ func TestGlobMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestQuote(t *testing.T) {
+	for _, s := range []string{"plain", "", "a,b", `q"uote`, "st*r?", `back\slash`, "new\nline", "k=v:x"} {
+		q := Quote(s)
+		n, err := ParseObjectName("io.tadpole:type=Logger,name=" + q)
+		if err != nil {
+			t.Errorf("Quote(%q) = %q: %v", s, q, err)
+			continue
+		}
+		if n.IsPattern() {
+			t.Errorf("Quote(%q) = %q is a pattern", s, q)
+		}
+		if got := Unquote(n.Key("name")); got != s {
+			t.Errorf("Unquote(Quote(%q)) = %q", s, got)
+		}
+	}
+}
