@@ -58,6 +58,7 @@ func BenchmarkHandlerRead(b *testing.B) {
 		clear(w.h)
 		h.ServeHTTP(w, r)
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
 
 func BenchmarkHandlerBulkPOST(b *testing.B) {
