@@ -140,13 +140,19 @@ type mbeanServer struct {
 	host  *j4p.Registry
 
 	mu      sync.Mutex
-	loggers map[*Logger]*j4p.StaticBean
+	loggers map[*Logger]loggerEntry
+}
+
+// loggerEntry is a logger's MBean, made on first lookup.
+type loggerEntry struct {
+	name j4p.ObjectName
+	bean *j4p.StaticBean
 }
 
 var agentName = j4p.MustObjectName(AgentMBeanName)
 
 func newMBeanServer(cfg Config) *mbeanServer {
-	m := &mbeanServer{cfg: cfg, host: j4p.NewRegistry(), loggers: make(map[*Logger]*j4p.StaticBean)}
+	m := &mbeanServer{cfg: cfg, host: j4p.NewRegistry(), loggers: make(map[*Logger]loggerEntry)}
 	m.agent = agentBean(cfg)
 	return m
 }
@@ -158,17 +164,17 @@ func (m *mbeanServer) beans() ([]j4p.ObjectName, []j4p.Bean) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, l := range Loggers() {
-		n, err := j4p.ParseObjectName(LoggerMBeanName(l.name))
-		if err != nil {
-			continue
+		e, ok := m.loggers[l]
+		if !ok {
+			n, err := j4p.ParseObjectName(LoggerMBeanName(l.name))
+			if err != nil {
+				continue // Quote makes every name valid; never skip silently in tests
+			}
+			e = loggerEntry{n, loggerBean(l)}
+			m.loggers[l] = e
 		}
-		b := m.loggers[l]
-		if b == nil {
-			b = loggerBean(l)
-			m.loggers[l] = b
-		}
-		names = append(names, n)
-		beans = append(beans, b)
+		names = append(names, e.name)
+		beans = append(beans, e.bean)
 	}
 	return names, beans
 }

@@ -122,6 +122,10 @@ func TestManagementWithoutRun(t *testing.T) {
 	if !slices.Contains(names, any("io.tadpole:type=Logger,name=j4ptest.idle")) {
 		t.Errorf("search of loggers = %v", names)
 	}
+	odd := RegisterLogger("we*ird \"name\"\\x?")
+	if v := j4pValue(t, m, "", map[string]any{"type": "read", "mbean": LoggerMBeanName(odd.Name()), "attribute": "Name"}); v != odd.Name() {
+		t.Errorf("logger %q read as %v", odd.Name(), v)
+	}
 	list := j4pValue(t, m, "list/io.tadpole/type=Agent/op", nil).(map[string]any)
 	if _, ok := list["mark"]; !ok {
 		t.Errorf("list of the agent's operations = %v", list)
