@@ -23,12 +23,16 @@ import (
 //
 // Semantics, as Jolokia's restrictor: a <remote> section admits only the
 // hosts listed (IP, name, CIDR or address/netmask); <http> only the
-// methods listed; <commands> only the operations listed. For one MBean
-// attribute or operation, an <allow> entry that matches allows it, else a
-// <deny> entry that matches refuses it, else the default applies: allowed
-// for reads, and for write and exec only when the Config enables them.
-// Names in <name> are ObjectName patterns; attribute and operation names
-// may hold '*' wildcards; mode="read" limits an attribute entry to reads.
+// methods listed; <commands> lists the operations allowed in general (all
+// when absent; tadpole adds that write and exec are allowed in general
+// only when the Config enables them). An operation allowed in general is
+// refused on the attributes and operations a <deny> entry names; one not
+// allowed in general is permitted only on those an <allow> entry names
+// (<mbeans>, j4p 0.30's spelling, is a synonym). search, list and version
+// have no MBean member: only <commands> decides them. Names in <name> are
+// ObjectName patterns (every matching entry counts); attribute and
+// operation names may hold '*' wildcards; mode="read" limits an attribute
+// entry to reads.
 // A Policy is immutable once parsed and safe for concurrent use.
 type Policy struct {
 	hosts    []hostRule // nil: no <remote>
@@ -269,38 +273,18 @@ func (p *Policy) AllowType(t Type) bool {
 	return false
 }
 
-// Decision is the outcome of a policy check on one attribute or operation.
-type Decision uint8
-
-// Decisions.
-const (
-	Default Decision = iota // no entry matched
-	Allowed                 // an <allow> entry matched
-	Denied                  // a <deny> entry matched
-)
-
-var decisionNames = [...]string{"default", "allowed", "denied"}
-
-func (d Decision) String() string {
-	if int(d) < len(decisionNames) {
-		return decisionNames[d]
+// Allowed decides access of type t (read, write or exec) to member (an
+// attribute or operation name) of the MBean name, as Jolokia's restrictor
+// does: when the operation is allowed in general (typeAllowed: listed in
+// <commands>, or no <commands> section, and for write and exec enabled by
+// the Config), only a matching <deny> entry refuses it; otherwise only a
+// matching <allow> entry permits it. A nil policy allows what is allowed in
+// general.
+func (p *Policy) Allowed(typeAllowed bool, t Type, name ObjectName, member string) bool {
+	if typeAllowed {
+		return p == nil || !matchRules(p.deny, t, name, member)
 	}
-	return "UNKNOWN_DECISION_" + strconv.Itoa(int(d))
-}
-
-// Check decides access of type t (read, write or exec) to member (an
-// attribute or operation name) of the MBean name.
-func (p *Policy) Check(t Type, name ObjectName, member string) Decision {
-	if p == nil {
-		return Default
-	}
-	if matchRules(p.allow, t, name, member) {
-		return Allowed
-	}
-	if matchRules(p.deny, t, name, member) {
-		return Denied
-	}
-	return Default
+	return p != nil && matchRules(p.allow, t, name, member)
 }
 
 func matchRules(rules []mbeanRule, t Type, name ObjectName, member string) bool {

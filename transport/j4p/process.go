@@ -23,8 +23,12 @@ func (h *Handler) limits(p Params) walk {
 
 // execute runs one request and returns its JSON-ready value.
 func (h *Handler) execute(r *Request) (any, error) {
-	if !h.cfg.Policy.AllowType(r.Type) {
-		return nil, errorf(ErrAccessDenied, "%v not allowed by policy", r.Type)
+	switch r.Type {
+	case TypeSearch, TypeList, TypeVersion:
+		// No MBean member to allow one by one: <commands> decides.
+		if !h.cfg.Policy.AllowType(r.Type) {
+			return nil, errorf(ErrAccessDenied, "%v not allowed by policy", r.Type)
+		}
 	}
 	switch r.Type {
 	case TypeRead:
@@ -44,7 +48,7 @@ func (h *Handler) execute(r *Request) (any, error) {
 }
 
 func (h *Handler) readAllowed(n ObjectName, attr string) bool {
-	return h.cfg.Policy.Check(TypeRead, n, attr) != Denied
+	return h.cfg.Policy.Allowed(h.cfg.Policy.AllowType(TypeRead), TypeRead, n, attr)
 }
 
 func (h *Handler) read(r *Request) (any, error) {
@@ -134,14 +138,11 @@ func (h *Handler) writeAllowed(t Type, n ObjectName, member string) error {
 	if t == TypeExec {
 		enabled = h.cfg.AllowExec
 	}
-	switch h.cfg.Policy.Check(t, n, member) {
-	case Allowed:
-		return nil
-	case Denied:
-		return errorf(ErrAccessDenied, "%v of %s on %s denied by policy", t, member, n)
-	}
-	if !enabled {
-		return errorf(ErrAccessDenied, "%v of %s on %s is not enabled", t, member, n)
+	if !h.cfg.Policy.Allowed(enabled && h.cfg.Policy.AllowType(t), t, n, member) {
+		if !enabled && h.cfg.Policy == nil {
+			return errorf(ErrAccessDenied, "%v of %s on %s is not enabled", t, member, n)
+		}
+		return errorf(ErrAccessDenied, "%v of %s on %s not allowed by policy", t, member, n)
 	}
 	return nil
 }
@@ -388,7 +389,7 @@ func (h *Handler) listEntry(n ObjectName, info *MBeanInfo) map[string]any {
 	if len(info.Attrs) > 0 {
 		attrs := map[string]any{}
 		for _, a := range info.Attrs {
-			if h.cfg.Policy.Check(TypeRead, n, a.Name) == Denied {
+			if !h.readAllowed(n, a.Name) {
 				continue
 			}
 			attrs[a.Name] = map[string]any{"type": a.Type, "desc": a.Desc, "rw": a.Writable}
