@@ -28,6 +28,9 @@ type Config struct {
 	// AllowRemote admits clients that are not on a loopback address.
 	// Default false. A Policy with <remote> hosts admits those hosts.
 	AllowRemote bool
+	// TrustProxyHeaders skips checking the clients named by X-Forwarded-For,
+	// X-Real-IP and Forwarded against the host rule. Default false.
+	TrustProxyHeaders bool
 	// User and Password, when User is set, require HTTP Basic
 	// authentication (compared in constant time). Realm names it.
 	User, Password, Realm string

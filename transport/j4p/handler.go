@@ -74,6 +74,42 @@ func (h *Handler) hostAllowed(ip net.IP) bool {
 	return h.cfg.AllowRemote || ip.IsLoopback()
 }
 
+// forwardedAllowed applies the host rule to the clients a proxy names in
+// X-Forwarded-For, X-Real-IP and Forwarded, as Jolokia 2.x does, unless
+// Config.TrustProxyHeaders: a local proxy must not open the endpoint to
+// the hosts behind it. A name that is not an address is refused.
+func (h *Handler) forwardedAllowed(r *http.Request) bool {
+	if h.cfg.TrustProxyHeaders {
+		return true
+	}
+	var addrs []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		addrs = append(addrs, strings.Split(v, ",")...)
+	}
+	addrs = append(addrs, r.Header.Values("X-Real-Ip")...)
+	for _, v := range r.Header.Values("Forwarded") {
+		for _, elem := range strings.Split(v, ",") {
+			for _, pair := range strings.Split(elem, ";") {
+				k, val, ok := strings.Cut(strings.TrimSpace(pair), "=")
+				if ok && strings.EqualFold(k, "for") {
+					addrs = append(addrs, val)
+				}
+			}
+		}
+	}
+	for _, a := range addrs {
+		a = strings.Trim(strings.TrimSpace(a), `"`)
+		if host, _, err := net.SplitHostPort(a); err == nil {
+			a = host
+		}
+		a = strings.TrimSuffix(strings.TrimPrefix(a, "["), "]")
+		if !h.hostAllowed(net.ParseIP(a)) {
+			return false
+		}
+	}
+	return true
+}
+
 func (h *Handler) authorized(r *http.Request) bool {
 	u, p, ok := r.BasicAuth()
 	if !ok {
@@ -86,7 +122,7 @@ func (h *Handler) authorized(r *http.Request) bool {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.hostAllowed(remoteIP(r)) {
+	if !h.hostAllowed(remoteIP(r)) || !h.forwardedAllowed(r) {
 		httpError(w, http.StatusForbidden, "j4p: client host not allowed")
 		return
 	}

@@ -36,6 +36,22 @@ func TestRemoteHosts(t *testing.T) {
 	if w := doFrom(h, "192.0.2.1:5000", "GET", "/jolokia/version", ""); w.Code != 200 {
 		t.Errorf("AllowRemote: HTTP %d; want 200", w.Code)
 	}
+	h, _ = newTestHandler(t, nil)
+	for _, hd := range [][2]string{
+		{"X-Forwarded-For", "203.0.113.9"}, {"X-Forwarded-For", "127.0.0.1, 203.0.113.9"}, {"X-Real-IP", "203.0.113.9"},
+		{"Forwarded", `for="[2001:db8::1]:80";proto=http`}, {"Forwarded", "for=unknown"},
+	} {
+		if w := doFrom(h, "127.0.0.1:5000", "GET", "/jolokia/version", "", hd[0], hd[1]); w.Code != 403 {
+			t.Errorf("local proxy for a remote client (%s: %s): HTTP %d; want 403", hd[0], hd[1], w.Code)
+		}
+	}
+	if w := doFrom(h, "127.0.0.1:5000", "GET", "/jolokia/version", "", "X-Forwarded-For", "::1", "Forwarded", "for=127.0.0.1"); w.Code != 200 {
+		t.Errorf("local proxy for a local client: HTTP %d", w.Code)
+	}
+	h, _ = newTestHandler(t, func(c *Config) { c.TrustProxyHeaders = true })
+	if w := doFrom(h, "127.0.0.1:5000", "GET", "/jolokia/version", "", "X-Forwarded-For", "203.0.113.9"); w.Code != 200 {
+		t.Errorf("TrustProxyHeaders: HTTP %d", w.Code)
+	}
 	pol := loadTestPolicy(t)
 	h, _ = newTestHandler(t, func(c *Config) { c.Policy = pol })
 	for remote, want := range map[string]int{"10.0.9.9:1": 200, "192.0.2.1:1": 403, "[::1]:1": 403} {
