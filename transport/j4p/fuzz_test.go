@@ -1,7 +1,14 @@
 package j4p
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -67,6 +74,32 @@ func FuzzParsePOST(f *testing.F) {
 				!slices.Equal(r2.Attributes, r.Attributes) || len(r2.Arguments) != len(r.Arguments) {
 				t.Fatalf("round trip of %s: %+v != %+v", body, r2, r)
 			}
+		}
+	})
+}
+
+// FuzzHandler sends arbitrary GET paths, query strings and POST bodies
+// through the whole handler: it never panics, and every JSON answer is
+// valid JSON.
+func FuzzHandler(f *testing.F) {
+	f.Add(false, "/jolokia/read/java.lang:type=Memory/HeapMemoryUsage/used", "", []byte(nil))
+	h, _ := newTestHandler(f, func(c *Config) { c.AllowWrite, c.AllowExec = true, true })
+	f.Fuzz(func(t *testing.T, post bool, path, query string, body []byte) {
+		r := &http.Request{
+			Method:     "GET",
+			URL:        &url.URL{Path: path, RawQuery: query},
+			Header:     http.Header{},
+			RemoteAddr: "127.0.0.1:1",
+			Body:       http.NoBody,
+		}
+		if post {
+			r.Method = "POST"
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") && !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("invalid JSON for %s %q ? %q: %q", r.Method, path, query, w.Body.Bytes())
 		}
 	})
 }
