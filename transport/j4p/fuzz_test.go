@@ -103,3 +103,29 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseObjectName: a parsed name's canonical and given forms parse to
+// the same name, and a name always matches itself.
+func FuzzParseObjectName(f *testing.F) {
+	f.Add("java.lang:type=Memory")
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseObjectName(s)
+		if err != nil {
+			return
+		}
+		for _, form := range []string{n.String(), n.Canonical()} {
+			m, err := ParseObjectName(form)
+			if err != nil || m.Canonical() != n.Canonical() || m.IsPattern() != n.IsPattern() {
+				t.Fatalf("%q → %q → %v, %v", s, form, m, err)
+			}
+		}
+		if !n.IsPattern() && !n.Match(n) {
+			t.Fatalf("%q does not match itself", s)
+		}
+		if v := n.Key("name"); Quote(Unquote(v)) == v {
+			if m, err := ParseObjectName("d:name=" + Quote(Unquote(v))); err != nil || m.IsPattern() && !valuePattern(v) {
+				t.Fatalf("requoting %q: %v", v, err)
+			}
+		}
+	})
+}
