@@ -254,7 +254,7 @@ func TestSlowloris(t *testing.T) {
 }
 
 func TestManyConnections(t *testing.T) {
-	const n = 2000
+	const n = 10000
 	s := startServer(t, func(c *Config) { c.MaxConns = 64 })
 	addr := s.Addr().String()
 	var conns []net.Conn
@@ -265,9 +265,12 @@ func TestManyConnections(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	if len(conns) < n/4 {
+	// A low descriptor limit stops the client early; what it opened still
+	// has to be more than the server admits.
+	if len(conns) < 500 {
 		t.Fatalf("opened only %d connections", len(conns))
 	}
+	t.Logf("%d connections open, 64 admitted", len(conns))
 	// Every connection over the limit is closed by the server.
 	closed := 0
 	for _, c := range conns[64:] {
