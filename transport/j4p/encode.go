@@ -91,6 +91,10 @@ type ordered struct {
 	vals []any
 }
 
+func newOrdered(n int) *ordered {
+	return &ordered{keys: make([]string, 0, n), vals: make([]any, 0, n)}
+}
+
 func (o *ordered) add(k string, v any) *ordered {
 	o.keys = append(o.keys, k)
 	o.vals = append(o.vals, v)

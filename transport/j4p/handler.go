@@ -302,7 +302,7 @@ var errMBeanPanic = errors.New("j4p: MBean failed")
 
 // echo is the request as responses repeat it.
 func echo(r *Request) *ordered {
-	o := &ordered{}
+	o := newOrdered(6)
 	o.add("type", r.Type.String())
 	if r.MBean != "" {
 		o.add("mbean", r.MBean)
@@ -338,7 +338,7 @@ func echo(r *Request) *ordered {
 }
 
 func (h *Handler) okEnvelope(r *Request, v any, ts int64) *ordered {
-	o := &ordered{}
+	o := newOrdered(4)
 	if r.Params.IncludeRequest {
 		o.add("request", echo(r))
 	}
@@ -350,7 +350,7 @@ func (h *Handler) okEnvelope(r *Request, v any, ts int64) *ordered {
 
 func (h *Handler) errorEnvelope(r *Request, err error, ts int64) *ordered {
 	e := classify(err)
-	o := &ordered{}
+	o := newOrdered(7)
 	if h.cfg.Dialect == Dialect030 {
 		o.add("status", int64(e.Status))
 		o.add("error", e.Type+": "+e.Error())

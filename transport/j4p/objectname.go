@@ -165,8 +165,12 @@ func (n ObjectName) CanonicalKeyList() string { return n.keyList(n.sorted()) }
 func (n ObjectName) Canonical() string { return n.format(n.sorted()) }
 
 func (n ObjectName) sorted() []Prop {
+	byKey := func(a, b Prop) int { return strings.Compare(a.Key, b.Key) }
+	if slices.IsSortedFunc(n.Props, byKey) {
+		return n.Props // read only: no copy needed
+	}
 	ps := slices.Clone(n.Props)
-	slices.SortFunc(ps, func(a, b Prop) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(ps, byKey)
 	return ps
 }
 

@@ -16,7 +16,19 @@ func SplitPath(p string) ([]string, error) {
 	if p == "" {
 		return nil, nil
 	}
-	var parts []string
+	n := strings.Count(p, "/") + 1
+	if n > maxPathParts+1 {
+		return nil, errorf(ErrBadRequest, "more than %d path parts", maxPathParts)
+	}
+	if strings.IndexByte(p, '!') < 0 {
+		// No escapes: the parts are substrings of p.
+		parts := strings.SplitN(p, "/", n)
+		if parts[len(parts)-1] == "" && len(parts) > 1 {
+			parts = parts[:len(parts)-1]
+		}
+		return parts, nil
+	}
+	parts := make([]string, 0, n)
 	var b strings.Builder
 	plain := 0 // start of the unescaped run not yet in b
 	for i := 0; i < len(p); i++ {
@@ -149,6 +161,9 @@ func joinInnerPath(segs []string) string {
 
 // splitList splits a comma list of names with "\," escaping a comma.
 func splitList(s string) []string {
+	if strings.IndexByte(s, ',') < 0 {
+		return []string{s}
+	}
 	var out []string
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {

@@ -64,6 +64,44 @@ func (w *walk) jsonValue(v any, depth int) any {
 	case []byte:
 		return string(x)
 	}
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			return nil
+		}
+		if !w.enter(depth) {
+			return w.cut(x, depth)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		if w.maxColl > 0 && len(keys) > w.maxColl {
+			slices.Sort(keys)
+			keys = keys[:w.maxColl]
+		}
+		out := make(map[string]any, len(keys))
+		for _, k := range keys {
+			out[k] = w.jsonValue(x[k], depth+1)
+		}
+		return out
+	case []any:
+		if x == nil {
+			return nil
+		}
+		if !w.enter(depth) {
+			return w.cut(x, depth)
+		}
+		n := len(x)
+		if w.maxColl > 0 && n > w.maxColl {
+			n = w.maxColl
+		}
+		out := make([]any, n)
+		for i := range n {
+			out[i] = w.jsonValue(x[i], depth+1)
+		}
+		return out
+	}
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Interface {
 		if rv.IsNil() {
@@ -89,16 +127,8 @@ func (w *walk) jsonValue(v any, depth int) any {
 		}
 		return fmt.Sprint(v)
 	}
-	if w.maxDepth > 0 && depth >= w.maxDepth {
-		s := fmt.Sprint(rv.Interface())
-		if len(s) > maxMarkerText {
-			s = s[:maxMarkerText] + "…"
-		}
-		return markerDepthPrefix + s + "]"
-	}
-	w.objects++
-	if w.maxObjects > 0 && w.objects > w.maxObjects {
-		return markerObjectLimit
+	if !w.enter(depth) {
+		return w.cut(rv.Interface(), depth)
 	}
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Array:
@@ -172,6 +202,27 @@ func fieldName(f reflect.StructField) (string, bool) {
 		}
 	}
 	return f.Name, true
+}
+
+// enter counts one container at depth and reports whether it is within
+// the limits; cut is the marker that replaces it when not.
+func (w *walk) enter(depth int) bool {
+	if w.maxDepth > 0 && depth >= w.maxDepth {
+		return false
+	}
+	w.objects++
+	return w.maxObjects <= 0 || w.objects <= w.maxObjects
+}
+
+func (w *walk) cut(v any, depth int) string {
+	if w.maxDepth > 0 && depth >= w.maxDepth {
+		s := fmt.Sprint(v)
+		if len(s) > maxMarkerText {
+			s = s[:maxMarkerText] + "…"
+		}
+		return markerDepthPrefix + s + "]"
+	}
+	return markerObjectLimit
 }
 
 // child steps into v by one inner-path segment.
