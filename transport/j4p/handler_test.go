@@ -97,6 +97,8 @@ func TestHandlerJolokia2(t *testing.T) {
 			value: `[{"args":[{"desc":"","name":"a","type":"int"},{"desc":"","name":"b","type":"int"}],"desc":"","ret":"int"},{"args":[{"desc":"","name":"a","type":"long"},{"desc":"","name":"b","type":"long"},{"desc":"","name":"c","type":"long"}],"desc":"","ret":"long"}]`},
 		{name: "list key order", target: ex + "list/test/name=b,type=Calc", httpCode: 200, status: 200},
 		{name: "list no domain", target: ex + "list/nope", httpCode: 200, status: 404},
+		{name: "list key pattern", target: ex + "list/test/type=Calc,*/attr/Counter/type", httpCode: 200, status: 200, value: `{"test":{"type=Calc,name=a":"long","type=Calc,name=b":"long"}}`},
+		{name: "list domain pattern", target: ex + "list/j*?maxDepth=2", httpCode: 200, status: 200, value: `{"java.lang":{"type=Memory":1},"jboss.jmx":{"alias=jmx/rmi/RMIAdaptor":1}}`},
 		{name: "version", target: ex + "version", httpCode: 200, status: 200},
 		{name: "version bare", target: "/jolokia", httpCode: 200, status: 200},
 		{name: "write refused", target: ex + "write/java.lang:type=Memory/Verbose/true", httpCode: 200, status: 403, errType: "java.lang.SecurityException"},

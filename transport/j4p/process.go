@@ -338,7 +338,20 @@ func (h *Handler) list(r *Request) (any, error) {
 		dom[key] = h.listEntry(n, info)
 	}
 	var v any = tree
-	if len(r.Path) > 0 {
+	switch {
+	case len(r.Path) == 0:
+	case isGlob(r.Path[0]) || len(r.Path) >= 2 && pattern.IsPattern():
+		// Patterns select several MBeans: the answer keeps the domain and
+		// key-list levels, and the rest of the path applies to each MBean.
+		segs := []string{"*"}
+		if len(r.Path) >= 2 {
+			segs = append(append(segs, "*"), r.Path[2:]...)
+		}
+		var err error
+		if v, err = navigate(tree, segs); err != nil {
+			return nil, err
+		}
+	default:
 		d, ok := tree[r.Path[0]].(map[string]any)
 		if !ok {
 			return nil, errorf(ErrPathNotFound, "no domain %q", r.Path[0])
@@ -346,7 +359,7 @@ func (h *Handler) list(r *Request) (any, error) {
 		v = d
 		if len(r.Path) > 1 {
 			var only any
-			for _, e := range d { // the pattern above matched one MBean
+			for _, e := range d { // the name is no pattern: one MBean at most
 				only = e
 			}
 			if only == nil {
