@@ -369,6 +369,34 @@ func setIn(root any, path []string, v any) (any, any, error) {
 	return nil, nil, errorf(ErrIllegalArgument, "cannot set %q inside a %T", seg, root)
 }
 
+// maxValueDepth bounds the nesting of a JSON value given as a string.
+const maxValueDepth = 32
+
+// plainNumbers replaces json.Number, anywhere in v, by int64 or float64.
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plainNumbers(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plainNumbers(e)
+		}
+		return out
+	}
+	return v
+}
+
 // javaKind groups the Java type names values are converted to.
 type javaKind uint8
 
@@ -458,14 +486,21 @@ func convert(v any, typ string) (any, error) {
 		return nil, nil
 	}
 	if !known {
-		if n, ok := v.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				return i, nil
+		// A complex type: a string holding a JSON object or array (GET) is
+		// parsed, as Jolokia does; numbers become int64 or float64.
+		if s, ok := v.(string); ok && len(s) > 0 && (s[0] == '{' || s[0] == '[') {
+			if err := CheckJSONDepth([]byte(s), maxValueDepth); err != nil {
+				return nil, errorf(ErrIllegalArgument, "value for %s: %v", typ, err)
 			}
-			f, _ := n.Float64()
-			return f, nil
+			d := json.NewDecoder(strings.NewReader(s))
+			d.UseNumber()
+			var parsed any
+			if err := d.Decode(&parsed); err != nil {
+				return nil, errorf(ErrIllegalArgument, "value for %s is not JSON: %v", typ, err)
+			}
+			v = parsed
 		}
-		return v, nil
+		return plainNumbers(v), nil
 	}
 	text := ""
 	switch x := v.(type) {
