@@ -309,3 +309,37 @@ func TestManyConnections(t *testing.T) {
 		t.Errorf("serve error: %v", err)
 	}
 }
+
+func TestServerHugeRequests(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.MaxBodyBytes = 1 << 10 })
+	base := "http://" + s.Addr().String() + "/jolokia/"
+	resp, err := http.Get(base + "read/a:b=c/" + strings.Repeat("x", 64<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("64 KiB URL: HTTP %d; want 431", resp.StatusCode)
+	}
+	// A body over the limit is refused without reading it all.
+	resp, err = http.Post(base, "application/json", io.LimitReader(zeros{}, 64<<20))
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("64 MiB body: HTTP %d; want 413", resp.StatusCode)
+		}
+	} // else: the server closed the connection while the client still sent, which is fine
+	if err := getVersion(s.Addr().String()); err != nil {
+		t.Errorf("server after huge requests: %v", err)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
