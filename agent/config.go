@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/j4p"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
@@ -94,6 +95,9 @@ type Config struct {
 	J4PPolicy string
 	// J4PUser and J4PPassword, when set, require HTTP Basic authentication.
 	J4PUser, J4PPassword string
+	// J4PDialect is the protocol form: j4p.Dialect2 (Jolokia 2.x, under
+	// /jolokia, default) or j4p.Dialect030 (j4p 0.30, under /j4p).
+	J4PDialect j4p.Dialect
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -215,6 +219,14 @@ var options = []option{
 	}},
 	{"j4p_policy", "management endpoint: access policy file in jolokia-access.xml format (none)", func(c *Config, v string) error {
 		c.J4PPolicy = v
+		return nil
+	}},
+	{"j4p_dialect", "management endpoint protocol: jolokia2 (under /jolokia) or j4p030 (under /j4p) (jolokia2)", func(c *Config, v string) error {
+		d, err := j4p.ParseDialect(v)
+		if err != nil {
+			return errors.New("want jolokia2 or j4p030")
+		}
+		c.J4PDialect = d
 		return nil
 	}},
 	{"j4p_user", "management endpoint: Basic authentication user (none)", func(c *Config, v string) error {

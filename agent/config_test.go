@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/j4p"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
@@ -32,6 +33,7 @@ func TestParseOptions(t *testing.T) {
 		{"j4p=0.0.0.0:8778,j4p_user=ops,j4p_password=pw", func(c Config) bool {
 			return c.J4P == "0.0.0.0:8778" && c.J4PUser == "ops" && c.J4PPassword == "pw"
 		}},
+		{"j4p_dialect=j4p030", func(c Config) bool { return c.J4PDialect == j4p.Dialect030 }},
 		{"j4p_policy=/etc/tadpole/jolokia-access.xml", func(c Config) bool { return c.J4PPolicy == "/etc/tadpole/jolokia-access.xml" }},
 		{"", func(c Config) bool { return c == DefaultConfig() }},
 	}
@@ -68,6 +70,7 @@ func TestParseOptionsErrors(t *testing.T) {
 		{"j4p=8778", ErrBadOption, []string{"j4p"}},
 		{"j4p=host", ErrBadOption, []string{"j4p"}},
 		{"j4p_write=maybe", ErrBadOption, []string{"j4p_write"}},
+		{"j4p_dialect=jolokia3", ErrBadOption, []string{"j4p_dialect"}},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()

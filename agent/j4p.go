@@ -94,6 +94,9 @@ func StartManagement(cfg Config) (*Management, error) {
 	jc.AgentVersion = agentVersion
 	jc.AgentID = "tadpole-" + strconv.Itoa(os.Getpid())
 	jc.AllowWrite, jc.AllowExec = cfg.J4PWrite, cfg.J4PWrite
+	if jc.Dialect = cfg.J4PDialect; jc.Dialect == j4p.Dialect030 {
+		jc.Base = "/j4p"
+	}
 	jc.User, jc.Password = cfg.J4PUser, cfg.J4PPassword
 	if cfg.J4PPolicy != "" {
 		f, err := os.Open(cfg.J4PPolicy)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,4 +208,27 @@ func mustName(t *testing.T, s string) j4p.ObjectName {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func TestManagementDialect030(t *testing.T) {
+	m := startManagement(t, "j4p=127.0.0.1:0,j4p_dialect=j4p030")
+	base := "http://" + m.Addr().String() + "/j4p/"
+	resp, err := http.Get(base + "version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	json.NewDecoder(resp.Body).Decode(&v)
+	resp.Body.Close()
+	if v["value"] != agentVersion || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Errorf("0.30 version: %v, %s", v, resp.Header.Get("Content-Type"))
+	}
+	resp, err = http.Get(base + "search/nope:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("0.30 empty search: HTTP %d; want 404", resp.StatusCode)
+	}
 }
