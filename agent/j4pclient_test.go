@@ -16,7 +16,8 @@ import (
 // TestJolokiaJS runs the official Jolokia client, npm jolokia.js 2.6.1
 // under node, against the management endpoint of a Go program
 // (testdata/j4papp, a subprocess): version, read with paths, write, exec,
-// search, list and bulk, on the program's beans and tadpole's own. The
+// search, list and bulk, on the program's beans and tadpole's own, with
+// Basic authentication (and its refusals). The
 // client is installed from testdata/js/package.json into a temporary
 // directory; without node, npm or the registry the test is skipped, or
 // fails under CI=true.
@@ -52,7 +53,8 @@ func TestJolokiaJS(t *testing.T) {
 		t.Fatalf("go build ./testdata/j4papp: %v\n%s", err, out)
 	}
 	app := exec.CommandContext(ctx, bin)
-	app.Env = append(os.Environ(), "TADPOLE_J4P=127.0.0.1:0", "TADPOLE_J4P_WRITE=on", "TADPOLE_LOG=none", "TADPOLE_HQ=")
+	app.Env = append(os.Environ(), "TADPOLE_J4P=127.0.0.1:0", "TADPOLE_J4P_WRITE=on", "TADPOLE_LOG=none", "TADPOLE_HQ=",
+		"TADPOLE_J4P_USER=ops", "TADPOLE_J4P_PASSWORD=s3cret")
 	stdin, err := app.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +76,7 @@ func TestJolokiaJS(t *testing.T) {
 		t.Fatalf("j4papp did not print its address (%q, %v): %s", line, err, stderr.String())
 	}
 
-	node := exec.CommandContext(ctx, "node", filepath.Join(dir, "client.mjs"), "http://"+addr+"/jolokia")
+	node := exec.CommandContext(ctx, "node", filepath.Join(dir, "client.mjs"), "http://"+addr+"/jolokia", "ops", "s3cret")
 	out, err := node.CombinedOutput()
 	t.Logf("jolokia.js:\n%s", out)
 	if err != nil || !strings.Contains(string(out), " passed, 0 failed") {

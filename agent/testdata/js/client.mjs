@@ -1,13 +1,14 @@
 // The official Jolokia client (npm jolokia.js 2.6.1) against tadpole's
-// management endpoint: node client.mjs <url>. Prints one line per check
-// and "N passed, N failed"; exits non-zero on any failure.
+// management endpoint: node client.mjs <url> [<user> <password>]. Prints
+// one line per check and "N passed, N failed"; exits non-zero on any
+// failure.
 import { readFileSync } from "node:fs";
 
 globalThis.window = globalThis; // the client calls window.btoa
 const { default: Jolokia } = await import("jolokia.js");
 
-const url = process.argv[2];
-const j = new Jolokia({ url });
+const [url, username, password] = process.argv.slice(2);
+const j = new Jolokia(username ? { url, username, password } : { url });
 let passed = 0, failed = 0;
 
 function check(name, ok, detail) {
@@ -31,6 +32,17 @@ async function step(name, f) {
 
 const pkg = JSON.parse(readFileSync(new URL("./node_modules/jolokia.js/package.json", import.meta.url)));
 check("client is jolokia.js 2.6.1", pkg.version === "2.6.1", pkg.version);
+
+if (username) {
+  await step("basic auth", async () => {
+    const anon = new Jolokia({ url });
+    const status = await anon.request({ type: "version" }).then(() => 200, (e) => e instanceof Response ? e.status : String(e));
+    check("no credentials: HTTP 401", status === 401, status);
+    const wrong = new Jolokia({ url, username, password: password + "x" });
+    const status2 = await wrong.request({ type: "version" }, { method: "get" }).then(() => 200, (e) => e instanceof Response ? e.status : String(e));
+    check("wrong password: HTTP 401", status2 === 401, status2);
+  });
+}
 
 const get = { method: "get" };
 const MEM = "java.lang:type=Memory";
