@@ -257,3 +257,20 @@ func TestHandlerDialect030(t *testing.T) {
 		t.Errorf("0.30 error text %q", resp["error"])
 	}
 }
+
+func TestHandlerMimeAndBulk030(t *testing.T) {
+	h, _ := newTestHandler(t, nil)
+	w := do(h, "GET", "/jolokia/version?mimeType=text/plain", "")
+	if ct := w.Header().Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+		t.Errorf("mimeType=text/plain: Content-Type %q", ct)
+	}
+	h, _ = newTestHandler(t, func(c *Config) { c.Dialect = Dialect030 })
+	w = do(h, "POST", "/jolokia/", `[{"type":"read","mbean":"java.lang:type=Nope","attribute":"X"},{"type":"version"}]`)
+	if w.Code != 200 {
+		t.Errorf("0.30 bulk: HTTP %d; want 200 with statuses per item", w.Code)
+	}
+	arr := decode(t, w).([]any)
+	if len(arr) != 2 || jsonText(arr[0].(map[string]any)["status"]) != "404" || arr[1].(map[string]any)["value"] != "tadpole" {
+		t.Errorf("0.30 bulk: %s", w.Body)
+	}
+}
