@@ -232,3 +232,43 @@ func TestManagementDialect030(t *testing.T) {
 		t.Errorf("0.30 empty search: HTTP %d; want 404", resp.StatusCode)
 	}
 }
+
+func TestLoggerOverride(t *testing.T) {
+	defer SetLogPolicy(LogsAuto)
+	l := RegisterLogger("j4ptest.override")
+	defer l.SetOverride(OverrideNone)
+	var seen []bool
+	remove := AddLoggerHook(func(hl *Logger, on bool) {
+		if hl == l {
+			seen = append(seen, on)
+		}
+	})
+	defer remove()
+	tests := []struct {
+		policy LogPolicy
+		o      LoggerOverride
+		want   bool
+	}{
+		{LogsNone, OverrideNone, false},
+		{LogsNone, OverrideOn, true},
+		{LogsAll, OverrideOn, true},
+		{LogsAll, OverrideOff, false},
+		{LogsAll, OverrideNone, true},
+	}
+	for _, tt := range tests {
+		SetLogPolicy(tt.policy)
+		l.SetOverride(tt.o)
+		if got := l.enabled.Load(); got != tt.want {
+			t.Errorf("policy %v, override %v: enabled %v; want %v", tt.policy, tt.o, got, tt.want)
+		}
+		if acc := l.Accept(); (acc.Kind == AcceptAll) != tt.want {
+			t.Errorf("policy %v, override %v: Accept %v", tt.policy, tt.o, acc)
+		}
+	}
+	if len(seen) == 0 || seen[len(seen)-1] != true {
+		t.Errorf("logger hook saw %v", seen)
+	}
+	if OverrideOff.String() != "off" || LoggerOverride(9).String() != "UNKNOWN_OVERRIDE_9" {
+		t.Error("LoggerOverride.String")
+	}
+}
