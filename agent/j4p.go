@@ -273,6 +273,12 @@ func agentBean(cfg Config) *j4p.StaticBean {
 				return int32(cfg.Version), nil
 			}},
 			{Name: "Events", Type: "long", Desc: "sequenced events handed to the data connections in this run", Get: sessionGauge(func(s *session) int64 { return s.events.Load() })},
+			{Name: "Bytes", Type: "long", Desc: "bytes of encoded events handed to the data connections in this run", Get: sessionGauge(func(s *session) int64 {
+				if s.pool == nil {
+					return 0
+				}
+				return s.pool.shipped.Load()
+			})},
 			{Name: "DataConnections", Type: "int", Desc: "data connections of the run", Get: sessionGauge(func(s *session) int32 { return int32(len(s.data)) })},
 			{Name: "SendQueue", Type: "int", Desc: "send buffers queued or being written (the heartbeat's queue depth)", Get: sessionGauge(func(s *session) int32 {
 				if s.pool == nil {

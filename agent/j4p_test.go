@@ -154,7 +154,7 @@ func TestManagementBeans(t *testing.T) {
 		t.Errorf("flush = %v", v)
 	}
 	agent := j4pValue(t, m, "read/io.tadpole:type=Agent", nil).(map[string]any)
-	if agent["Events"].(float64) < 200 || agent["RingPending"] != 0.0 || agent["Connected"] != true || agent["DataConnections"].(float64) < 1 {
+	if agent["Events"].(float64) < 200 || agent["Bytes"].(float64) < 200*8 || agent["RingPending"] != 0.0 || agent["Connected"] != true || agent["DataConnections"].(float64) < 1 {
 		t.Errorf("agent after flush = %v", agent)
 	}
 	// POST, as jolokia.js sends it; the logger name is quoted in the MBean name.
