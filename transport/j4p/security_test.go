@@ -343,3 +343,35 @@ func (zeros) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+func TestSlowBody(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.ReadTimeout = 300 * time.Millisecond })
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /jolokia/ HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{\"type\":")
+	start := time.Now()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	// Trickle a byte now and then; the server must give up at its read
+	// timeout, answering 400 or closing.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 50; i++ {
+			if _, err := c.Write([]byte(" ")); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	io.Copy(io.Discard, c)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("slow body held the connection for %v", d)
+	}
+	<-done
+	if err := getVersion(s.Addr().String()); err != nil {
+		t.Errorf("server after a slow body: %v", err)
+	}
+}
