@@ -255,7 +255,8 @@ func TestSlowloris(t *testing.T) {
 
 func TestManyConnections(t *testing.T) {
 	const n = 10000
-	s := startServer(t, func(c *Config) { c.MaxConns = 64 })
+	// Long header timeouts: the admitted connections wait idle during the flood.
+	s := startServer(t, func(c *Config) { c.MaxConns = 64; c.ReadHeaderTimeout, c.ReadTimeout = time.Minute, time.Minute })
 	addr := s.Addr().String()
 	var conns []net.Conn
 	for i := 0; i < n; i++ {
