@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/j4p"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
@@ -98,6 +100,22 @@ type Config struct {
 	// HCERetry is the delay between attempts to reach the HCE hub.
 	// Default 3s.
 	HCERetry time.Duration
+	// J4P is the listen address of the management endpoint (Jolokia 2.x
+	// and j4p 0.30 over HTTP, see StartManagement). Empty: off (default).
+	// "on" means 127.0.0.1:8778; an address beyond loopback needs J4PUser
+	// or a J4PPolicy naming the admitted hosts.
+	J4P string
+	// J4PWrite enables write and exec on every MBean the policy does not
+	// deny. Default false: only the policy's <allow> entries permit them.
+	J4PWrite bool
+	// J4PPolicy is the path of an access policy in Jolokia's
+	// jolokia-access.xml format. Default none.
+	J4PPolicy string
+	// J4PUser and J4PPassword, when set, require HTTP Basic authentication.
+	J4PUser, J4PPassword string
+	// J4PDialect is the protocol form: j4p.Dialect2 (Jolokia 2.x, under
+	// /jolokia, default) or j4p.Dialect030 (j4p 0.30, under /j4p).
+	J4PDialect j4p.Dialect
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -210,6 +228,46 @@ var options = []option{
 		return nil
 	}},
 	{"hce_retry", "delay between attempts to reach the HCE hub (3s)", durationOpt(func(c *Config) *time.Duration { return &c.HCERetry })},
+	{"j4p", "management endpoint (Jolokia over HTTP) address, on (127.0.0.1:8778) or off (off)", func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "", "off", "false", "no", "0":
+			c.J4P = ""
+			return nil
+		case "on", "true", "yes", "1":
+			c.J4P = "127.0.0.1:8778"
+			return nil
+		}
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return errors.New("want host:port, on or off")
+		}
+		c.J4P = v
+		return nil
+	}},
+	{"j4p_write", "management endpoint: allow write and exec where the policy does not deny them: on or off (off)", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.J4PWrite = b
+		return err
+	}},
+	{"j4p_policy", "management endpoint: access policy file in jolokia-access.xml format (none)", func(c *Config, v string) error {
+		c.J4PPolicy = v
+		return nil
+	}},
+	{"j4p_dialect", "management endpoint protocol: jolokia2 (under /jolokia) or j4p030 (under /j4p) (jolokia2)", func(c *Config, v string) error {
+		d, err := j4p.ParseDialect(v)
+		if err != nil {
+			return errors.New("want jolokia2 or j4p030")
+		}
+		c.J4PDialect = d
+		return nil
+	}},
+	{"j4p_user", "management endpoint: Basic authentication user (none)", func(c *Config, v string) error {
+		c.J4PUser = v
+		return nil
+	}},
+	{"j4p_password", "management endpoint: Basic authentication password", func(c *Config, v string) error {
+		c.J4PPassword = v
+		return nil
+	}},
 	{"procs", "threads of libtadpole.so's Go runtime running agent code at once (1 in a JVM, else 0 = the runtime's choice)", intOpt(func(c *Config) *int { return &c.Procs }, 0, 1024)},
 }
 
@@ -331,6 +389,9 @@ func (c *Config) Verify() error {
 	}
 	if !c.LTTngDialect.Valid() {
 		errs = append(errs, fmt.Errorf("%w lttng_dialect=%v", ErrBadOption, c.LTTngDialect))
+	}
+	if c.J4PPassword != "" && c.J4PUser == "" {
+		errs = append(errs, fmt.Errorf("%w j4p_password needs j4p_user", ErrBadOption))
 	}
 	if c.ProjectID != 0 && c.Version != bytefrog.Version4 {
 		errs = append(errs, fmt.Errorf("%w project_id needs protocol=4", ErrBadOption))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/j4p"
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
@@ -25,6 +26,15 @@ func TestParseOptions(t *testing.T) {
 		{"lttng_domain=log4j", func(c Config) bool { return c.LTTngDomain == "log4j" }},
 		{"lttng_dialect=rfc01", func(c Config) bool { return c.LTTngDialect == lttngagent.DialectRFC01 }},
 		{"lttng_dialect=2.13", func(c Config) bool { return c.LTTngDialect == lttngagent.Dialect20 }},
+		{"j4p=127.0.0.1:8778", func(c Config) bool { return c.J4P == "127.0.0.1:8778" && !c.J4PWrite }},
+		{"j4p=on", func(c Config) bool { return c.J4P == "127.0.0.1:8778" }},
+		{"j4p=[::1]:9000,j4p_write=on", func(c Config) bool { return c.J4P == "[::1]:9000" && c.J4PWrite }},
+		{"j4p=off", func(c Config) bool { return c.J4P == "" }},
+		{"j4p=0.0.0.0:8778,j4p_user=ops,j4p_password=pw", func(c Config) bool {
+			return c.J4P == "0.0.0.0:8778" && c.J4PUser == "ops" && c.J4PPassword == "pw"
+		}},
+		{"j4p_dialect=j4p030", func(c Config) bool { return c.J4PDialect == j4p.Dialect030 }},
+		{"j4p_policy=/etc/tadpole/jolokia-access.xml", func(c Config) bool { return c.J4PPolicy == "/etc/tadpole/jolokia-access.xml" }},
 		{"", func(c Config) bool { return c == DefaultConfig() }},
 	}
 	for _, tt := range tests {
@@ -57,6 +67,10 @@ func TestParseOptionsErrors(t *testing.T) {
 		{"log_level=loud", ErrBadOption, []string{"log_level"}},
 		{"lttng_dialect=2.14", ErrBadOption, []string{"lttng_dialect", "2.14"}},
 		{"justakey", ErrBadOption, []string{"justakey"}},
+		{"j4p=8778", ErrBadOption, []string{"j4p"}},
+		{"j4p=host", ErrBadOption, []string{"j4p"}},
+		{"j4p_write=maybe", ErrBadOption, []string{"j4p_write"}},
+		{"j4p_dialect=jolokia3", ErrBadOption, []string{"j4p_dialect"}},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()
@@ -74,7 +88,7 @@ func TestParseOptionsErrors(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
-	for _, opts := range []string{"ring_size=1000", "protocol=2,project_id=3", "flush_interval=0s"} {
+	for _, opts := range []string{"ring_size=1000", "protocol=2,project_id=3", "flush_interval=0s", "j4p_password=pw"} {
 		c := DefaultConfig()
 		if err := c.ParseOptions(opts); err != nil {
 			t.Fatalf("ParseOptions(%q): %v", opts, err)

@@ -32,6 +32,15 @@
 // slog handler. JVM and C hosts encode events into per-thread buffers and
 // hand whole buffers to SubmitBatch; batches take the same path.
 //
+// # Management
+//
+// With the option j4p=127.0.0.1:8778, StartManagement serves the Jolokia
+// protocol (transport/j4p) over HTTP in the background: the MBeans
+// io.tadpole:type=Agent (mode, HQ, counters; mark and flush) and
+// io.tadpole:type=Logger,name=<logger> (state; enable, disable, reset),
+// plus any the host adds to Management.Registry. Loopback only, write and
+// exec refused unless j4p_write=on or a j4p_policy allows them.
+//
 // # Logging
 //
 // The agent never writes to stdout. It logs to stderr (or a file, or

@@ -28,6 +28,7 @@ type bufPool struct {
 	free    chan *sendBuf // buffers ready to be filled
 	queue   chan *sendBuf // filled buffers waiting for a data writer
 	waiting atomic.Int32  // buffers queued or being written
+	shipped atomic.Int64  // bytes queued for the data writers, for the management endpoint
 }
 
 // Buffer sizing: start at 64 KiB and halve until the budget holds at least
@@ -532,6 +533,7 @@ func (d *drain) ship() {
 		d.s.pool.recycle(b)
 		return
 	}
+	d.s.pool.shipped.Add(int64(len(b.b)))
 	d.s.pool.waiting.Add(1)
 	d.s.pool.queue <- b // never blocks: the queue holds every buffer
 }

@@ -106,6 +106,12 @@ func refreshLogger(l *Logger) {
 		all = len(logControl.conns) == 0
 	}
 	on := all || len(rules) > 0
+	switch LoggerOverride(l.override.Load()) {
+	case OverrideOn:
+		all, on = true, true
+	case OverrideOff:
+		all, on = false, false
+	}
 	changed := false
 	if all || !on {
 		changed = l.rules.Swap(nil) != nil

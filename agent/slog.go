@@ -26,6 +26,8 @@ type Logger struct {
 	rules atomic.Pointer[[]*filter.Rule]
 	// announced: the logger hook has seen this logger (under logControl.mu).
 	announced bool
+	// override is a LoggerOverride set through the management endpoint.
+	override atomic.Uint32
 }
 
 // Name is the logger's name.

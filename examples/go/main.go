@@ -14,8 +14,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -48,6 +50,12 @@ func main() {
 	}
 	// TADPOLE_HCE=127.0.0.1:10006 registers the service with an HCE hub.
 	defer agent.StartHCE(cfg)()
+
+	// TADPOLE_J4P=127.0.0.1:8778 serves tadpole's MBeans over Jolokia.
+	mgmt, err := agent.StartManagement(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "example: no management endpoint:", err)
+	}
 
 	log := slog.New(agent.NewSlogHandler("example.shop", nil))
 	stock := slog.New(agent.NewSlogHandler("example.stock", &agent.SlogOptions{Level: slog.LevelWarn}))
@@ -85,6 +93,9 @@ func main() {
 	log.Info("done", "served", served, "failed", failed)
 	agent.Mark("summary", fmt.Sprintf("served=%d failed=%d", served, failed))
 
+	if mgmt != nil {
+		printRead(mgmt.Addr().String(), "io.tadpole:type=Agent/Events")
+	}
 	if a != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -94,6 +105,20 @@ func main() {
 	}
 	fmt.Printf("served %d orders (%d failed) with %d workers in %v\n",
 		served, failed, *workers, time.Since(start).Round(time.Millisecond))
+}
+
+// printRead reads one attribute from the management endpoint, as curl
+// would, and prints the answer.
+func printRead(addr, path string) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + addr + "/jolokia/read/" + path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "example: j4p read:", err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	fmt.Printf("j4p read %s: %s\n", path, body)
 }
 
 // PaymentRefusedError is a refused charge.
