@@ -141,6 +141,7 @@ func start(opts string) error {
 	}
 	setQuiet(cfg)
 	setProcs(cfg.Procs)
+	startServices(cfg, opts)
 	a, err := agent.Start(context.Background(), cfg) // logs its own failure, once
 	if err != nil {
 		return err
@@ -165,6 +166,28 @@ func start(opts string) error {
 	go lib.flushIdle(a.Done(), lib.quit)
 	lib.openWake()
 	return nil
+}
+
+// services are what the process serves for its whole life once a start
+// names them, whatever becomes of its runs: the HCE registration (hce=)
+// and the management endpoint (j4p=).
+var services struct {
+	hce, j4p sync.Once
+}
+
+// startServices starts the services cfg names that are not running yet;
+// a failure is logged, once, and costs the host nothing.
+func startServices(cfg agent.Config, opts string) {
+	if cfg.HCE != "" {
+		services.hce.Do(func() { agent.StartHCE(cfg) })
+	}
+	if cfg.J4P != "" {
+		services.j4p.Do(func() {
+			if _, err := agent.StartManagement(cfg); err != nil {
+				agent.HostLog(opts, agent.LevelWarn, "j4p:"+err.Error(), "no management endpoint: "+err.Error())
+			}
+		})
+	}
 }
 
 // openWake opens the pipe on which the C side asks for an early flush when
