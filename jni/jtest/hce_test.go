@@ -2,7 +2,10 @@ package jtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -105,6 +108,40 @@ func TestHCERegister(t *testing.T) {
 			}
 		case <-time.After(20 * time.Second):
 			t.Fatal("no EID_AGENT_DEREGISTERED after the JVM exited")
+		}
+	}
+}
+
+// TestJ4P: a JVM with j4p= serves tadpole's MBeans over HTTP.
+func TestJ4P(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	j := startReady(ctx, t, e.Java(ctx, h.env("TADPOLE_J4P="+addr), true, "", "await"), "JApp ready")
+	defer j.wake(t)
+	var resp struct {
+		Status int
+		Value  string
+	}
+	url := "http://" + addr + "/jolokia/read/io.tadpole:type=Agent/Mode"
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r, err := http.Get(url)
+		if err == nil {
+			err = json.NewDecoder(r.Body).Decode(&resp)
+			r.Body.Close()
+			if err == nil && resp.Status == 200 && resp.Value == "Tracing" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s: %+v, %v", url, resp, err)
 		}
 	}
 }
