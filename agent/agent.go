@@ -28,6 +28,7 @@ type Agent struct {
 	quit     chan struct{} // closed by Shutdown: the background retry ends
 	quitOnce sync.Once
 	retry    sync.WaitGroup
+	poke     chan struct{} // makes the background retry try now
 
 	mu     sync.Mutex
 	sess   *session
@@ -61,7 +62,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, log: log, done: make(chan struct{}), quit: make(chan struct{})}
+	a := &Agent{cfg: cfg, log: log, done: make(chan struct{}), quit: make(chan struct{}), poke: make(chan struct{}, 1)}
 	var once time.Duration
 	if cfg.HQRetry > 0 {
 		once = min(firstDial, cfg.ConnectTimeout)
@@ -81,10 +82,29 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	return a, nil
 }
 
+// waiting is the agent trying to reach HQ in the background, if any.
+var waiting atomic.Pointer[Agent]
+
+// retryNow makes the agent waiting for HQ, if any, try at once (HCE's
+// TP_START); it reports whether there was one.
+func retryNow() bool {
+	a := waiting.Load()
+	if a == nil {
+		return false
+	}
+	select {
+	case a.poke <- struct{}{}:
+	default:
+	}
+	return true
+}
+
 // retryLoop tries to reach HQ every cfg.HQRetry until a run begins or the
 // agent is shut down.
 func (a *Agent) retryLoop() {
 	defer a.retry.Done()
+	waiting.Store(a)
+	defer waiting.CompareAndSwap(a, nil)
 	defer func() {
 		if r := recover(); r != nil {
 			a.log.logf(LevelError, "internal error while trying to reach HQ: %v", r)
@@ -106,6 +126,8 @@ func (a *Agent) retryLoop() {
 		case <-a.quit:
 			return
 		case <-t.C:
+		case <-a.poke:
+			t.Stop()
 		}
 		err := a.start(ctx, a.cfg.ConnectTimeout, true)
 		switch {

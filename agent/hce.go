@@ -244,6 +244,17 @@ func (h *hceAgent) command(b *hce.Block) ([]byte, error) {
 			}
 		}
 		return hce.AppendStatus(nil, &st), nil
+	case hce.TPStart:
+		if r.End() != nil {
+			return nil, errBadData
+		}
+		if active.Load() != nil {
+			return nil, errors.New("already tracing")
+		}
+		if !retryNow() {
+			return nil, errors.New("no agent waiting for HQ: the process was not started with hq=")
+		}
+		return nil, nil
 	case hce.TPPause, hce.TPResume, hce.TPSuspend, hce.TPStop:
 		if r.End() != nil {
 			return nil, errBadData
@@ -258,33 +269,26 @@ func (h *hceAgent) command(b *hce.Block) ([]byte, error) {
 }
 
 // hceControl changes the mode of the active session as HQ's Pause,
-// Unpause/Unsuspend, Suspend and Stop do; the mode test and change happen
-// under the session's pause lock.
+// Unpause/Unsuspend, Suspend and Stop do, through the same path.
 func hceControl(s *session, cmd hce.CommandID) error {
 	if cmd == hce.TPStop {
 		go s.stop(context.Background())
 		return nil
 	}
-	s.pauseMu.Lock()
 	mode := s.currentMode()
-	switch {
-	case cmd == hce.TPPause && mode == bytefrog.ModeTracing:
-		s.pauseCh = make(chan struct{})
-		s.setMode(bytefrog.ModePaused)
-	case cmd == hce.TPSuspend && mode == bytefrog.ModeTracing:
-		s.setMode(bytefrog.ModeSuspended)
-		s.brk.push(s.lanes.positions())
-		s.lanes.nudge()
-	case cmd == hce.TPResume && mode == bytefrog.ModeSuspended:
-		s.setMode(bytefrog.ModeTracing)
-	case cmd == hce.TPResume && mode == bytefrog.ModePaused:
-		s.pauseMu.Unlock()
-		s.unpause(bytefrog.ModeTracing)
-		return nil
-	default:
-		s.pauseMu.Unlock()
-		return fmt.Errorf("%s while %v", cmd.Name(hce.IfaceTadpole), mode)
+	var try []bytefrog.MsgType
+	switch cmd {
+	case hce.TPPause:
+		try = []bytefrog.MsgType{bytefrog.MsgPause}
+	case hce.TPSuspend:
+		try = []bytefrog.MsgType{bytefrog.MsgSuspend}
+	case hce.TPResume:
+		try = []bytefrog.MsgType{bytefrog.MsgUnpause, bytefrog.MsgUnsuspend}
 	}
-	s.pauseMu.Unlock()
-	return nil
+	for _, t := range try {
+		if s.change(t) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s while %v", cmd.Name(hce.IfaceTadpole), mode)
 }

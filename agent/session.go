@@ -408,25 +408,41 @@ func (s *session) command(m *bytefrog.Msg) error {
 		}
 	case bytefrog.MsgStop:
 		go s.stop(context.Background())
-	case bytefrog.MsgPause:
-		s.pauseMu.Lock()
-		s.pauseCh = make(chan struct{})
-		s.setMode(bytefrog.ModePaused)
-		s.pauseMu.Unlock()
-	case bytefrog.MsgUnpause:
-		s.unpause(bytefrog.ModeTracing)
-	case bytefrog.MsgSuspend:
-		if prev == bytefrog.ModeTracing { // before Start, Lifecycle notes it
-			s.setMode(bytefrog.ModeSuspended)
-			s.brk.push(s.lanes.positions())
-			s.lanes.nudge()
-		}
-	case bytefrog.MsgUnsuspend:
-		if prev == bytefrog.ModeSuspended {
-			s.setMode(bytefrog.ModeTracing)
+	case bytefrog.MsgPause, bytefrog.MsgUnpause, bytefrog.MsgSuspend, bytefrog.MsgUnsuspend:
+		if prev != bytefrog.ModeInitializing { // before Start, Lifecycle notes it
+			s.change(m.Type)
 		}
 	}
 	return nil
+}
+
+// change applies Pause, Unpause, Suspend or Unsuspend to a started run,
+// whether HQ or a control plane (HCE) asks; the mode is tested and changed
+// under pauseMu, so that the two never interleave. It reports whether the
+// mode changed.
+func (s *session) change(cmd bytefrog.MsgType) bool {
+	s.pauseMu.Lock()
+	mode := s.currentMode()
+	switch {
+	case cmd == bytefrog.MsgPause && mode == bytefrog.ModeTracing:
+		s.pauseCh = make(chan struct{})
+		s.setMode(bytefrog.ModePaused)
+	case cmd == bytefrog.MsgUnpause && mode == bytefrog.ModePaused:
+		s.pauseMu.Unlock()
+		s.unpause(bytefrog.ModeTracing)
+		return true
+	case cmd == bytefrog.MsgSuspend && mode == bytefrog.ModeTracing:
+		s.setMode(bytefrog.ModeSuspended)
+		s.brk.push(s.lanes.positions())
+		s.lanes.nudge()
+	case cmd == bytefrog.MsgUnsuspend && mode == bytefrog.ModeSuspended:
+		s.setMode(bytefrog.ModeTracing)
+	default:
+		s.pauseMu.Unlock()
+		return false
+	}
+	s.pauseMu.Unlock()
+	return true
 }
 
 // unpause releases producers blocked by a pause and moves to mode next.

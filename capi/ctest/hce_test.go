@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 	"github.com/tadpole-trace/tadpole/transport/hce"
 	"github.com/tadpole-trace/tadpole/transport/hce/hub"
@@ -22,15 +24,53 @@ func TestHCERegister(t *testing.T) {
 	lib := BuildLib(t)
 	bin := filepath.Join(t.TempDir(), "modes")
 	lib.Compile(t, bin, "testdata/modes.c")
+	for _, over := range []string{"tcp", "pipe"} {
+		t.Run(over, func(t *testing.T) {
+			hb, addr, agentAddr := startHub(t, over)
+			hceRegister(t, bin, hb, addr, agentAddr)
+		})
+	}
+}
+
+// startHub starts a hub on TCP, and on a named pipe when over is "pipe";
+// it returns the hub, its TCP address (for clients) and the address agents
+// use.
+func startHub(t *testing.T, over string) (*hub.Hub, string, string) {
 	hb, err := hub.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hb.Close(context.Background())
+	t.Cleanup(func() { hb.Close(context.Background()) })
 	addr, err := hb.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if over != "pipe" {
+		return hb, addr, addr
+	}
+	pipe := "pipe:" + filepath.Join(t.TempDir(), "hub.fifo")
+	if _, err := hb.Listen(pipe); err != nil {
+		t.Fatal(err)
+	}
+	return hb, addr, pipe
+}
+
+// agentID waits until the process pid has registered with hb.
+func agentID(t *testing.T, hb *hub.Hub, pid int) uint32 {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for _, a := range hb.Agents() {
+			if a.PID == uint64(pid) {
+				return a.AgentID
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d did not register; agents %+v", pid, hb.Agents())
+		}
+	}
+}
+
+func hceRegister(t *testing.T, bin string, hb *hub.Hub, addr, agentAddr string) {
 	h := startHQ(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
@@ -43,7 +83,7 @@ func TestHCERegister(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, bin, "2")
-	cmd.Env = h.env("TADPOLE_HCE=" + addr)
+	cmd.Env = h.env("TADPOLE_HCE=" + agentAddr)
 	stdin, _ := cmd.StdinPipe()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -61,17 +101,7 @@ func TestHCERegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var id uint32
-	for deadline := time.Now().Add(20 * time.Second); id == 0; time.Sleep(10 * time.Millisecond) {
-		for _, a := range hb.Agents() {
-			if a.PID == uint64(cmd.Process.Pid) {
-				id = a.AgentID
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the C program did not register; agents %+v", hb.Agents())
-		}
-	}
+	id := agentID(t, hb, cmd.Process.Pid)
 	c, err := hce.NewClient(ctx, addr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -124,5 +154,59 @@ func TestHCERegister(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("no EID_AGENT_DEREGISTERED after the program ended")
 		}
+	}
+}
+
+// TestHCEStart: a C program whose HQ was unreachable at start waits
+// (hq_retry an hour); once HQ listens, TP_START through the hub makes it
+// reach HQ at once, and it traces.
+func TestHCEStart(t *testing.T) {
+	lib := BuildLib(t)
+	bin := filepath.Join(t.TempDir(), "late")
+	lib.Compile(t, bin, "testdata/late.c")
+	hb, addr, _ := startHub(t, "tcp")
+	hqAddr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	const calls = 100
+	cmd := exec.CommandContext(ctx, bin, fmt.Sprint(calls))
+	cmd.Env = Env("TADPOLE_HQ="+hqAddr, "TADPOLE_HQ_RETRY=1h", "TADPOLE_HCE="+addr, "TADPOLE_LTTNG=off",
+		"TADPOLE_FLUSH_INTERVAL=5ms")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	id := agentID(t, hb, cmd.Process.Pid)
+	c, err := hce.NewClient(ctx, addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(hce.ReasonNone)
+	if err := c.GetSpecific(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Attach(ctx, id, false); err != nil {
+		t.Fatal(err)
+	}
+	h := testhq.Start(t, func(cfg *hq.Config) { cfg.Listen = hqAddr })
+	if err := c.Control(ctx, id, hce.TPStart); err != nil {
+		t.Fatal(err)
+	}
+	run, err := h.Srv.NextRun(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("late: %v\nstderr:\n%s", err, stderr.String())
+	}
+	rep, err := run.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testhq.CheckClean(t, rep, h.Collector(0), 2*calls)
+	if err := c.Control(ctx, id, hce.TPStart); err == nil {
+		t.Error("TP_START to an agent that has gone succeeded")
 	}
 }

@@ -61,6 +61,7 @@ Commands (sent through the HCE hub to a registered tadpole agent):
   loggers           list the agent's loggers and whether each is enabled
   enable LOGGER     enable the loggers matching LOGGER (a glob)
   disable LOGGER    undo enable LOGGER
+  start             an agent waiting for HQ (hq= unreachable so far) tries now
   pause | resume | suspend | stop
                     control tracing
   mark KEY VALUE    record a marker in the trace
@@ -101,7 +102,7 @@ func ctl(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, rest := rest[0], rest[1:]
 	want := map[string]int{"agents": 0, "attach": 1, "loggers": 0, "enable": 1, "disable": 1, "pause": 0,
-		"resume": 0, "suspend": 0, "stop": 0, "mark": 2, "status": 0}
+		"start": 0, "resume": 0, "suspend": 0, "stop": 0, "mark": 2, "status": 0}
 	n, ok := want[cmd]
 	if !ok || len(rest) != n {
 		fmt.Fprintf(stderr, "tadpole-hq ctl: %q: want one of the commands below with its arguments\n\n", strings.Join(append([]string{cmd}, rest...), " "))
@@ -252,6 +253,8 @@ func runCtl(ctx context.Context, c *hce.Client, cmd string, args []string, pid u
 		err = c.EnableLogger(ctx, a.ID, args[0])
 	case "disable":
 		err = c.DisableLogger(ctx, a.ID, args[0])
+	case "start":
+		err = c.Control(ctx, a.ID, hce.TPStart)
 	case "pause":
 		err = c.Control(ctx, a.ID, hce.TPPause)
 	case "resume":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,6 +21,12 @@ import (
 // listeners it is gone.
 func TestHCERegister(t *testing.T) {
 	e := Build(t)
+	for _, over := range []string{"tcp", "pipe"} {
+		t.Run(over, func(t *testing.T) { hceRegister(t, e, over) })
+	}
+}
+
+func hceRegister(t *testing.T, e *Env, over string) {
 	hb, err := hub.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -28,6 +35,13 @@ func TestHCERegister(t *testing.T) {
 	addr, err := hb.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	agentAddr := addr
+	if over == "pipe" {
+		agentAddr = "pipe:" + filepath.Join(t.TempDir(), "hub.fifo")
+		if _, err := hb.Listen(agentAddr); err != nil {
+			t.Fatal(err)
+		}
 	}
 	h := startHQ(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
@@ -40,7 +54,7 @@ func TestHCERegister(t *testing.T) {
 	if err := watch.AddListener(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
-	j := startReady(ctx, t, e.Java(ctx, h.env("TADPOLE_HCE="+addr), true, "", "await"), "JApp ready")
+	j := startReady(ctx, t, e.Java(ctx, h.env("TADPOLE_HCE="+agentAddr), true, "", "await"), "JApp ready")
 	run, err := h.Srv.NextRun(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -204,7 +204,7 @@ func (c *Client) DisableLogger(ctx context.Context, agent uint32, name string) e
 	return c.tpDone(ctx, agent, TPDisableLogger, AppendString(nil, name))
 }
 
-// Control sends TPStop, TPPause, TPResume or TPSuspend.
+// Control sends TPStart, TPStop, TPPause, TPResume or TPSuspend.
 func (c *Client) Control(ctx context.Context, agent uint32, cmd CommandID) error {
 	return c.tpDone(ctx, agent, cmd, nil)
 }

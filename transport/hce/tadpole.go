@@ -13,6 +13,7 @@ const (
 	TPSuspend       CommandID = 0x007 // → TPDone; events are dropped as a break
 	TPMark          CommandID = 0x008 // str key, str value → TPDone
 	TPStatus        CommandID = 0x009 // no data → TPStatusReply
+	TPStart         CommandID = 0x00A // → TPDone; an agent waiting for HQ tries to reach it now
 
 	// TPLoggers: u32 n, then n × (str name, u32 enabled 0/1).
 	TPLoggers CommandID = ReplyBit | 0x001
@@ -28,7 +29,7 @@ const (
 var tadpoleCmdNames = [...]string{
 	0x001: "TP_LIST_LOGGERS", 0x002: "TP_ENABLE_LOGGER", 0x003: "TP_DISABLE_LOGGER",
 	0x004: "TP_STOP", 0x005: "TP_PAUSE", 0x006: "TP_RESUME", 0x007: "TP_SUSPEND",
-	0x008: "TP_MARK", 0x009: "TP_STATUS",
+	0x008: "TP_MARK", 0x009: "TP_STATUS", 0x00A: "TP_START",
 }
 
 var tadpoleReplyNames = [...]string{
