@@ -83,7 +83,7 @@ func hceRegister(t *testing.T, bin string, hb *hub.Hub, addr, agentAddr string) 
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, bin, "2")
-	cmd.Env = h.env("TADPOLE_HCE=" + agentAddr)
+	cmd.Env = h.env("TADPOLE_HCE="+agentAddr, "TADPOLE_LOGS=lttng") // records of enabled loggers only
 	stdin, _ := cmd.StdinPipe()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -122,6 +122,18 @@ func hceRegister(t *testing.T, bin string, hb *hub.Hub, addr, agentAddr string) 
 	}
 	if err := c.Mark(ctx, id, "from", "hce"); err != nil {
 		t.Fatal(err)
+	}
+	col := h.Collector(0)
+	if n := len(col.Markers("log:ctest.modes")); n != 0 {
+		t.Fatalf("%d records of a logger nobody enabled", n)
+	}
+	if err := c.EnableLogger(ctx, id, "ctest.*"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(col.Markers("log:ctest.modes")) < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no ctest.modes records at HQ after the hub enabled the logger")
+		}
 	}
 	if err := c.Control(ctx, id, hce.TPPause); err != nil {
 		t.Fatal(err)

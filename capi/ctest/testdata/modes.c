@@ -1,4 +1,5 @@
-/* modes.c THREADS: THREADS named threads record calls until stdin closes,
+/* modes.c THREADS: THREADS named threads record calls (and a record of
+ * logger ctest.modes every 256 calls) until stdin closes,
  * while HQ pauses and suspends tracing. Each prints the longest time one
  * recording call took (a pause blocks it) and how many of its calls found
  * tracing off (a suspend drops them). */
@@ -15,6 +16,7 @@
 #define MAX_THREADS 16
 
 static tadpole_method m;
+static tadpole_logger lg;
 static atomic_int quit;
 
 static long long now_ns(void) {
@@ -43,6 +45,8 @@ static void *worker(void *arg) {
 		CHECK_RC(tadpole_enter(m), TADPOLE_OK);
 		CHECK_RC(tadpole_exit(m), TADPOLE_OK);
 		r->calls++;
+		if (r->calls % 256 == 0)
+			tadpole_log(lg, TADPOLE_LEVEL_INFO, NULL, "tick"); /* recorded when enabled */
 		long long t2 = now_ns();
 		if (t2 - t > r->max_stall)
 			r->max_stall = t2 - t;
@@ -61,6 +65,7 @@ int main(int argc, char **argv) {
 	int n = atoi(argv[1]);
 	CHECK(n > 0 && n <= MAX_THREADS);
 	m = tadpole_method_register("ctest/Modes.run;1;()V");
+	lg = tadpole_logger_register("ctest.modes");
 	CHECK_RC(tadpole_start(NULL), TADPOLE_OK);
 	pthread_t th[MAX_THREADS];
 	for (int i = 0; i < n; i++)
