@@ -50,8 +50,12 @@ type session struct {
 	pauseMu sync.Mutex
 	pauseCh chan struct{} // non-nil while paused; closed on unpause
 
-	pool *bufPool
-	brk  breaks
+	// pipeMu guards data, lanes and pool while the pipeline is being set
+	// up: the control reader sets them, while a start timeout, Shutdown or
+	// the control writer may read them. Once started they do not change.
+	pipeMu sync.Mutex
+	pool   *bufPool
+	brk    breaks
 	// begin is when Start arrived, the time base of every event; the
 	// control reader sets it before the pipeline's goroutines start.
 	begin time.Time
@@ -232,8 +236,11 @@ func (s *session) heartbeatNow() {
 
 func (s *session) heartbeat() []byte {
 	n := int32(0)
-	if s.pool != nil {
-		n = s.pool.waiting.Load()
+	s.pipeMu.Lock()
+	pool := s.pool
+	s.pipeMu.Unlock()
+	if pool != nil {
+		n = pool.waiting.Load()
 	}
 	if n > 0xFFFF {
 		n = 0xFFFF
@@ -489,18 +496,31 @@ func (s *session) beginTracing() error {
 	if budget <= 0 {
 		budget = int(s.hq.BufferMemoryBudget)
 	}
+	conns := make([]net.Conn, 0, n)
+	closeAll := func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
 	for i := 0; i < n; i++ {
 		c, err := s.openData()
 		if err != nil {
-			for _, d := range s.data {
-				d.Close()
-			}
-			s.data = nil
+			closeAll()
 			return err
 		}
-		s.data = append(s.data, c)
+		conns = append(conns, c)
 	}
+	// The run may have failed or begun to stop meanwhile (a start timeout,
+	// Shutdown): then these connections are this goroutine's to close.
+	s.pipeMu.Lock()
+	if s.failed() || s.stopping.Load() {
+		s.pipeMu.Unlock()
+		closeAll()
+		return fmt.Errorf("%w while opening the data connections", ErrStopped)
+	}
+	s.data = conns
 	s.startPipeline(budget)
+	s.pipeMu.Unlock()
 	if s.life.StartSuspended {
 		s.setMode(bytefrog.ModeSuspended)
 	} else {
@@ -654,10 +674,13 @@ func (s *session) fail(err error) {
 		if s.ctrl != nil {
 			s.ctrl.Close()
 		}
-		for _, c := range s.data {
+		s.pipeMu.Lock()
+		data, lanes := s.data, s.lanes
+		s.pipeMu.Unlock()
+		for _, c := range data {
 			c.Close()
 		}
-		if s.lanes == nil {
+		if lanes == nil {
 			s.endData()
 		}
 	})
@@ -676,10 +699,13 @@ func (s *session) stop(ctx context.Context) error {
 	if !s.stopping.Swap(true) {
 		s.unpause(bytefrog.ModeShutdown)
 		s.closeStop()
-		if s.lanes == nil {
+		s.pipeMu.Lock()
+		lanes := s.lanes
+		s.pipeMu.Unlock()
+		if lanes == nil {
 			s.endData()
 		} else {
-			s.lanes.nudge()
+			lanes.nudge()
 		}
 	}
 	select {
