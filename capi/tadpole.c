@@ -806,6 +806,7 @@ static int32_t tp_logger_register(const char *name, int mutf8) {
 	int32_t h = tadpoleGoLogger((char *)name, mutf8, t->err, sizeof t->err);
 	if (h > 0 && h <= TADPOLE_MAX_LOGGERS) {
 		tp_set_key(h, name, mutf8 ? TP_FLAG_MUTF8 : 0);
+		tp_lttng_name(h, name);
 		tp_raise_max(&tp_logger_max, h);
 	}
 	return h;
@@ -825,6 +826,10 @@ static int tp_log(int32_t h, int level, const char *level_name, const char *msg,
 		return tp_bad_handle("logger");
 	if (msg == NULL)
 		return tp_fail(TADPOLE_EINVAL, "tadpole: log message is NULL");
+	/* Into the LTTng sessions that enabled the logger, HQ or not (the JVM
+	 * agent records its own, with the record's source). */
+	if (!mutf8 && tp_lttng_wants(h, level))
+		tp_lttng_log(h, msg, NULL, NULL, NULL, -1, level, -1);
 	struct tp_thread *t = tp_self;
 	if (t == NULL || t->ok_epoch != atomic_load_explicit(&tp_epoch, memory_order_relaxed)) {
 		int rc = tp_enter_slow(&t);

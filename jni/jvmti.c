@@ -277,11 +277,14 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	}
 	int rc = tadpole_start(opts != NULL ? opts : options);
 	free(opts);
-	if (rc != TADPOLE_OK)
+	if (rc != TADPOLE_OK && !tp_lttng_registered())
 		return; /* tadpole_start logged why, once, as the options say */
-	atomic_store(&tpj_started, 1);
-	if (thread != NULL)
-		tpj_bind_thread(jvmti, env, thread);
+	if (rc == TADPOLE_OK) {
+		atomic_store(&tpj_started, 1);
+		if (thread != NULL)
+			tpj_bind_thread(jvmti, env, thread);
+	}
+	/* Without HQ, the JUL loggers still follow the LTTng sessions. */
 	if (sync != NULL && tpj_start_jul(env, sync) != 0)
 		tpj_warn("cannot start the JUL thread: JUL records are not traced");
 }
