@@ -196,11 +196,24 @@ func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []lttngEv
 	j.emit(t, "p2")
 	sd.MustLttng("stop", "s1")
 	sd.MustLttng("stop", "s2")
-	s1 = parseView(t, sd.MustLttng("view", "s1"))
-	s2 = parseView(t, sd.MustLttng("view", "s2"))
+	s1, s2 = viewSession(t, sd, "s1"), viewSession(t, sd, "s2")
 	sd.MustLttng("destroy", "s1")
 	sd.MustLttng("destroy", "s2")
 	return s1, s2
+}
+
+// viewSession returns the events of session s (lttng view); none when
+// no application wrote any trace.
+func viewSession(t *testing.T, sd *testpeers.Sessiond, s string) []lttngEvent {
+	t.Helper()
+	out, err := sd.Lttng("view", s)
+	if err != nil {
+		if strings.Contains(err.Error(), "No trace was found") {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return parseView(t, out)
 }
 
 // messages returns the msg field of each event.
@@ -322,4 +335,25 @@ func TestLTTngRecordJUL(t *testing.T) {
 		}
 	}
 	t.Logf("s1: %d events, s2: %d events, the same as the official agent's", len(s1), len(s2))
+}
+
+// TestLTTngNoCompanion: without libtadpole-lttng.so (or lttng-ust) a JVM
+// with no HQ still runs, is listed and answers the daemon's commands; it
+// says once that LTTng recording is unavailable, and records nothing.
+func TestLTTngNoCompanion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	sd := testpeers.StartSessiond(t)
+	j := startJLttng(t, e, sd, false, "log_level=info,lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
+	s1, s2 := julScenario(t, sd, j)
+	j.end(t)
+	if len(s1) != 0 || len(s2) != 0 {
+		t.Fatalf("without the companion library: recorded %q and %q; want nothing", messages(s1), messages(s2))
+	}
+	if n := strings.Count(j.stderr.String(), "LTTng recording unavailable"); n != 1 {
+		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, j.stderr.String())
+	}
 }
