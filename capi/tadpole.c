@@ -828,13 +828,14 @@ static int tp_log(int32_t h, int level, const char *level_name, const char *msg,
 		return tp_fail(TADPOLE_EINVAL, "tadpole: log message is NULL");
 	/* Into the LTTng sessions that enabled the logger, HQ or not (the JVM
 	 * agent records its own, with the record's source). */
-	if (!mutf8 && tp_lttng_wants(h, level))
+	int lt = !mutf8 && tp_lttng_wants(h, level);
+	if (lt)
 		tp_lttng_log(h, msg, NULL, NULL, NULL, -1, level, -1);
 	struct tp_thread *t = tp_self;
 	if (t == NULL || t->ok_epoch != atomic_load_explicit(&tp_epoch, memory_order_relaxed)) {
 		int rc = tp_enter_slow(&t);
 		if (rc != 0)
-			return rc > 0 ? 0 : rc;
+			return rc > 0 || lt ? 0 : rc; /* recorded into LTTng: not an error */
 	}
 	int d = tp_accept(h, level);
 	if (d == TP_LOG_DROP)
@@ -1097,8 +1098,9 @@ tadpole_logger tadpole_logger_register(const char *name) { return tp_logger_regi
 int tadpole_logger_enabled(tadpole_logger h) {
 	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS)
 		return 0;
-	return TP_ACC_KIND(atomic_load_explicit(&tp_logger_acc[h], memory_order_relaxed)) != TP_ACCEPT_NONE &&
-	       TP_EPOCH_MODE(atomic_load_explicit(&tp_epoch, memory_order_relaxed)) == TP_MODE_TRACING;
+	return (TP_ACC_KIND(atomic_load_explicit(&tp_logger_acc[h], memory_order_relaxed)) != TP_ACCEPT_NONE &&
+	        TP_EPOCH_MODE(atomic_load_explicit(&tp_epoch, memory_order_relaxed)) == TP_MODE_TRACING) ||
+	       tp_lttng_recording(h);
 }
 
 int tadpole_log(tadpole_logger h, int level, const char *level_name, const char *msg) {

@@ -197,6 +197,8 @@ TP_INTERNAL void tp_lttng_name(int32_t h, const char *name);
  * (enabled for LTTng); tp_lttng_wants whether a record at level is one
  * (enabled, the level passes, and a session records the event now). */
 TP_INTERNAL int tp_lttng_on(int32_t h);
+/* tp_lttng_recording: tp_lttng_on, and a session records the event now. */
+TP_INTERNAL int tp_lttng_recording(int32_t h);
 TP_INTERNAL int tp_lttng_wants(int32_t h, int level);
 /* tp_lttng_log records one record into the LTTng sessions as the domain's
  * event: logger NULL is logger h's name; class_name, method_name (file

@@ -7,60 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/capi/ctest"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 )
 
 // The official LTTng Java agent's JUL jars (Debian: liblttng-ust-agent-java).
 var officialJUL = []string{"/usr/share/java/lttng-ust-agent-jul.jar", "/usr/share/java/lttng-ust-agent-common.jar"}
-
-// julFields are the fields of lttng_jul:event, in lttng-ust 2.13's order.
-var julFields = []string{"msg", "logger_name", "class_name", "method_name", "long_millis", "int_loglevel", "int_threadid"}
-
-// lttngEvent is one event `lttng view` printed: its name and its payload
-// fields in order.
-type lttngEvent struct {
-	Name   string
-	Keys   []string
-	Fields map[string]string
-}
-
-var (
-	viewLine  = regexp.MustCompile(`^\[[^\]]*\] \([^)]*\) \S+ (\S+): \{ [^}]* \}, \{ (.*) \}$`)
-	viewField = regexp.MustCompile(`(\w+) = ("(?:[^"\\]|\\.)*"|[-\w.]+)`)
-)
-
-// parseView parses babeltrace2's text output (lttng view).
-func parseView(t *testing.T, out string) []lttngEvent {
-	t.Helper()
-	var evs []lttngEvent
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if line == "" {
-			continue
-		}
-		m := viewLine.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("lttng view: unexpected line %q", line)
-		}
-		ev := lttngEvent{Name: m[1], Fields: map[string]string{}}
-		for _, f := range viewField.FindAllStringSubmatch(m[2], -1) {
-			v := f[2]
-			if s, err := strconv.Unquote(v); err == nil {
-				v = s
-			}
-			ev.Keys = append(ev.Keys, f[1])
-			ev.Fields[f[1]] = v
-		}
-		evs = append(evs, ev)
-	}
-	return evs
-}
 
 // jvm is a running JLttng.
 type jvm struct {
@@ -177,7 +135,7 @@ func (j *jvm) end(t *testing.T) {
 // what each session recorded: s1 enables shop.orders (every level), then
 // disables it after phase p1; s2 enables shop.pay from SEVERE up and
 // shop.orders under the filter msg == "*warn*", for both phases.
-func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []lttngEvent) {
+func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []ctest.LTTngEvent) {
 	t.Helper()
 	pid := j.cmd.Process.Pid
 	waitFor(t, "JVM listed by lttng list -j with its loggers", func() bool {
@@ -196,33 +154,10 @@ func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []lttngEv
 	j.emit(t, "p2")
 	sd.MustLttng("stop", "s1")
 	sd.MustLttng("stop", "s2")
-	s1, s2 = viewSession(t, sd, "s1"), viewSession(t, sd, "s2")
+	s1, s2 = ctest.ViewSession(t, sd, "s1"), ctest.ViewSession(t, sd, "s2")
 	sd.MustLttng("destroy", "s1")
 	sd.MustLttng("destroy", "s2")
 	return s1, s2
-}
-
-// viewSession returns the events of session s (lttng view); none when
-// no application wrote any trace.
-func viewSession(t *testing.T, sd *testpeers.Sessiond, s string) []lttngEvent {
-	t.Helper()
-	out, err := sd.Lttng("view", s)
-	if err != nil {
-		if strings.Contains(err.Error(), "No trace was found") {
-			return nil
-		}
-		t.Fatal(err)
-	}
-	return parseView(t, out)
-}
-
-// messages returns the msg field of each event.
-func messages(evs []lttngEvent) []string {
-	var out []string
-	for _, e := range evs {
-		out = append(out, e.Fields["msg"])
-	}
-	return out
 }
 
 // wantS1 and wantS2 are the messages each session must hold, in order.
@@ -250,11 +185,11 @@ var julLevels = map[string]string{"order": "800", "fine": "500", "warn": "900", 
 
 // checkJULEvents checks the events' name, field names and order, and the
 // fields tadpole fills from the record.
-func checkJULEvents(t *testing.T, who string, evs []lttngEvent, from, to time.Time) {
+func checkJULEvents(t *testing.T, who string, evs []ctest.LTTngEvent, from, to time.Time) {
 	t.Helper()
 	for _, e := range evs {
-		if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, julFields) {
-			t.Fatalf("%s: event %s with fields %v; want lttng_jul:event with %v", who, e.Name, e.Keys, julFields)
+		if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, ctest.JULFields) {
+			t.Fatalf("%s: event %s with fields %v; want lttng_jul:event with %v", who, e.Name, e.Keys, ctest.JULFields)
 		}
 		f := e.Fields
 		word := strings.Fields(f["msg"])[1]
@@ -296,10 +231,10 @@ func TestLTTngRecordJUL(t *testing.T) {
 	s1, s2 := julScenario(t, sd, j)
 	j.end(t)
 	to := time.Now()
-	if got, want := messages(s1), wantS1(); !slices.Equal(got, want) {
+	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
 	}
-	if got, want := messages(s2), wantS2(); !slices.Equal(got, want) {
+	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
 		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
 	}
 	checkJULEvents(t, "tadpole", append(s1, s2...), from, to)
@@ -315,11 +250,11 @@ func TestLTTngRecordJUL(t *testing.T) {
 	o := startJLttng(t, e, sd, true, "")
 	o1, o2 := julScenario(t, sd, o)
 	o.end(t)
-	for i, pair := range [][2][]lttngEvent{{s1, o1}, {s2, o2}} {
+	for i, pair := range [][2][]ctest.LTTngEvent{{s1, o1}, {s2, o2}} {
 		got, want := pair[0], pair[1]
 		if len(got) != len(want) {
 			t.Fatalf("session s%d: tadpole recorded %d events, the official agent %d:\n%q\n%q",
-				i+1, len(got), len(want), messages(got), messages(want))
+				i+1, len(got), len(want), ctest.Messages(got), ctest.Messages(want))
 		}
 		for k := range got {
 			g, w := got[k], want[k]
@@ -351,7 +286,7 @@ func TestLTTngNoCompanion(t *testing.T) {
 	s1, s2 := julScenario(t, sd, j)
 	j.end(t)
 	if len(s1) != 0 || len(s2) != 0 {
-		t.Fatalf("without the companion library: recorded %q and %q; want nothing", messages(s1), messages(s2))
+		t.Fatalf("without the companion library: recorded %q and %q; want nothing", ctest.Messages(s1), ctest.Messages(s2))
 	}
 	if n := strings.Count(j.stderr.String(), "LTTng recording unavailable"); n != 1 {
 		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, j.stderr.String())

@@ -1,0 +1,224 @@
+package ctest
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
+)
+
+// cprog is a running testdata/lttngrec.c.
+type cprog struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *strings.Builder
+	exited chan error
+}
+
+func startLTTngRec(t *testing.T, bin string, env []string, opts string) *cprog {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bin, opts)
+	cmd.Env = env
+	p := &cprog{cmd: cmd, lines: make(chan string, 16), stderr: &strings.Builder{}, exited: make(chan error, 1)}
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+			p.lines <- s.Text()
+		}
+		close(p.lines)
+		p.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		p.stdin.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(logWait):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("lttngrec stderr:\n%s", p.stderr.String())
+		}
+	})
+	p.expect(t, "ready")
+	return p
+}
+
+// expect waits for a line starting with want.
+func (p *cprog) expect(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(logWait)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("lttngrec ended before %q", want)
+			}
+			if strings.HasPrefix(l, want) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("lttngrec did not print %q within %v", want, logWait)
+		}
+	}
+}
+
+func (p *cprog) emit(t *testing.T, phase string) {
+	t.Helper()
+	if _, err := io.WriteString(p.stdin, "emit "+phase+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	p.expect(t, "emitted "+phase)
+}
+
+func (p *cprog) end(t *testing.T) {
+	t.Helper()
+	p.stdin.Close()
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("lttngrec: %v\n%s", err, p.stderr.String())
+		}
+	case <-time.After(logWait):
+		t.Fatal("lttngrec did not exit")
+	}
+}
+
+// cScenario: s1 enables capp.alpha (every level) and disables it after
+// phase p1; s2 enables capp.beta from SEVERE up and capp.alpha under the
+// filter msg == "*warn*", for both phases.
+func cScenario(t *testing.T, sd *testpeers.Sessiond, p *cprog) (s1, s2 []LTTngEvent) {
+	t.Helper()
+	waitFor(t, "lttng list -j showing capp.alpha and capp.beta", func() bool {
+		out, err := sd.Lttng("list", "-j")
+		return err == nil && strings.Contains(out, "capp.alpha") && strings.Contains(out, "capp.beta")
+	})
+	sd.MustLttng("--no-sessiond", "create", "s1", "--output="+sd.MkdirAll("s1"))
+	sd.MustLttng("enable-event", "-j", "capp.alpha", "-s", "s1")
+	sd.MustLttng("start", "s1")
+	sd.MustLttng("--no-sessiond", "create", "s2", "--output="+sd.MkdirAll("s2"))
+	sd.MustLttng("enable-event", "-j", "capp.beta", "--loglevel=JUL_SEVERE", "-s", "s2")
+	sd.MustLttng("enable-event", "-j", "capp.alpha", "--filter", `msg == "*warn*"`, "-s", "s2")
+	sd.MustLttng("start", "s2")
+	p.emit(t, "p1")
+	sd.MustLttng("disable-event", "-j", "capp.alpha", "-s", "s1")
+	p.emit(t, "p2")
+	sd.MustLttng("stop", "s1")
+	sd.MustLttng("stop", "s2")
+	s1, s2 = ViewSession(t, sd, "s1"), ViewSession(t, sd, "s2")
+	sd.MustLttng("destroy", "s1")
+	sd.MustLttng("destroy", "s2")
+	return s1, s2
+}
+
+func cWant() (s1, s2 []string) {
+	for i := 0; i < 3; i++ {
+		n := strconv.Itoa(i)
+		s1 = append(s1, "p1 info "+n, "p1 warn "+n)
+	}
+	for _, p := range []string{"p1", "p2"} {
+		for i := 0; i < 3; i++ {
+			n := strconv.Itoa(i)
+			s2 = append(s2, p+" warn "+n, p+" severe "+n)
+		}
+	}
+	return s1, s2
+}
+
+var cLevels = map[string]string{"info": "800", "warn": "900", "severe": "1000"}
+
+// TestLTTngRecordC: a C program records its enabled loggers' records into
+// LTTng sessions as lttng_jul:event (fields of lttng-ust 2.13: logger,
+// level, time, thread id; no source through tadpole_log), exactly those
+// enabled (levels, a filter, disable-event, two sessions at once), with
+// no HQ and with one (logs=lttng:both: HQ gets them too).
+func TestLTTngRecordC(t *testing.T) {
+	lib := BuildLib(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(lib.Dir, "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "lttngrec")
+	lib.Compile(t, bin, "testdata/lttngrec.c")
+	for _, withHQ := range []bool{false, true} {
+		name := "noHQ"
+		if withHQ {
+			name = "HQ"
+		}
+		t.Run(name, func(t *testing.T) {
+			sd := testpeers.StartSessiond(t)
+			env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms", "TADPOLE_FLUSH_INTERVAL=5ms")
+			opts := "logs=lttng:both"
+			var h *testHQ
+			if withHQ {
+				h = startHQ(t, nil)
+				opts += ",hq=" + h.Srv.Addr()
+			}
+			from := time.Now()
+			p := startLTTngRec(t, bin, env, opts)
+			s1, s2 := cScenario(t, sd, p)
+			p.end(t)
+			to := time.Now()
+			w1, w2 := cWant()
+			if got := Messages(s1); !slices.Equal(got, w1) {
+				t.Fatalf("session s1 recorded %q;\nwant %q", got, w1)
+			}
+			if got := Messages(s2); !slices.Equal(got, w2) {
+				t.Fatalf("session s2 recorded %q;\nwant %q", got, w2)
+			}
+			tid := strconv.Itoa(p.cmd.Process.Pid) // the main thread logs
+			for _, e := range append(s1, s2...) {
+				f := e.Fields
+				word := strings.Fields(f["msg"])[1]
+				logger := "capp.alpha"
+				if word == "severe" {
+					logger = "capp.beta"
+				}
+				ms, _ := strconv.ParseInt(f["long_millis"], 10, 64)
+				if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, JULFields) || f["logger_name"] != logger ||
+					f["int_loglevel"] != cLevels[word] || f["int_threadid"] != tid || f["class_name"] != "" ||
+					f["method_name"] != "" || ms < from.UnixMilli() || ms > to.UnixMilli() {
+					t.Fatalf("event %s %v; want lttng_jul:event %v, logger %s, level %s, thread %s, millis in [%d, %d]",
+						e.Name, f, JULFields, logger, cLevels[word], tid, from.UnixMilli(), to.UnixMilli())
+				}
+			}
+			if withHQ {
+				col := h.Collector(0)
+				waitFor(t, "capp.alpha records at HQ", func() bool {
+					return slices.Contains(col.Markers("log:capp.alpha"), "INFO p1 info 0")
+				})
+				for _, v := range col.Markers("log:capp.beta") {
+					if !strings.HasPrefix(v, "SEVERE ") {
+						t.Fatalf("HQ got capp.beta record %q; only SEVERE ones are enabled", v)
+					}
+				}
+			}
+		})
+	}
+}
