@@ -222,3 +222,24 @@ func TestLTTngRecordC(t *testing.T) {
 		})
 	}
 }
+
+// TestLTTngNoCompanion: without libtadpole-lttng.so a C program with no
+// HQ is still listed and obeys the daemon, records nothing into LTTng, and
+// says so once.
+func TestLTTngNoCompanion(t *testing.T) {
+	lib := BuildLib(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	bin := filepath.Join(t.TempDir(), "lttngrec")
+	lib.Compile(t, bin, "testdata/lttngrec.c")
+	sd := testpeers.StartSessiond(t)
+	env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms")
+	p := startLTTngRec(t, bin, env, "log_level=info,lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
+	s1, s2 := cScenario(t, sd, p)
+	p.end(t)
+	if len(s1) != 0 || len(s2) != 0 {
+		t.Fatalf("without the companion library: recorded %q and %q; want nothing", Messages(s1), Messages(s2))
+	}
+	if n := strings.Count(p.stderr.String(), "LTTng recording unavailable"); n != 1 {
+		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, p.stderr.String())
+	}
+}
