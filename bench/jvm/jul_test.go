@@ -72,6 +72,9 @@ const (
 	caseNoop    = "no-op handler"
 	caseTadpole = "tadpole"
 	caseLTTng   = "LTTng JUL agent"
+	// caseTadpoleLTTng: tadpole's handler recording into an LTTng session
+	// (libtadpole-lttng.so), no HQ.
+	caseTadpoleLTTng = "tadpole into LTTng"
 )
 
 // sample is one JVM's result: ns per record (wall) and the logging
@@ -145,6 +148,9 @@ func report(b *testing.B, name string, s sample) {
 	if name == caseLTTng {
 		if tp, ok := lookup(caseTadpole); ok {
 			b.ReportMetric(s.ns/tp.median.ns, "x-tadpole")
+		}
+		if tp, ok := lookup(caseTadpoleLTTng); ok {
+			b.ReportMetric(s.ns/tp.median.ns, "x-tadpole-lttng")
 		}
 	}
 }
@@ -238,7 +244,7 @@ const compareRounds = 5
 // TestCompareJUL runs the three cases side by side, in turn, and prints
 // their min / median / max ns per record and the ratios of the medians:
 // tadpole / no-op (tadpole's cost over the floor of a JUL record) and
-// LTTng / tadpole.
+// LTTng / tadpole, and the same into an LTTng session.
 func TestCompareJUL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("side-by-side benchmark")
@@ -246,7 +252,7 @@ func TestCompareJUL(t *testing.T) {
 	cases := []struct {
 		name string
 		run  func(testing.TB, int) sample
-	}{{caseNoop, runNoop}, {caseTadpole, runTadpole}, {caseLTTng, runLTTng}}
+	}{{caseNoop, runNoop}, {caseTadpole, runTadpole}, {caseTadpoleLTTng, runTadpoleLTTng}, {caseLTTng, runLTTng}}
 	for r := range compareRounds {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s#%d", c.name, r+1), func(t *testing.T) { record(c.name, c.run(t, minRecords)) })
@@ -271,6 +277,15 @@ func TestCompareJUL(t *testing.T) {
 	}
 	if okT && okL {
 		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole (medians): %.1f×\n", lt.median.ns/tp.median.ns)
+	}
+	// Into the same LTTng session: the official agent against tadpole.
+	if tl, ok := lookup(caseTadpoleLTTng); ok {
+		if okN {
+			fmt.Fprintf(os.Stdout, "  ratio tadpole into LTTng / no-op handler (medians): %.2f×\n", tl.median.ns/noop.median.ns)
+		}
+		if okL {
+			fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole into LTTng (medians): %.1f×\n", lt.median.ns/tl.median.ns)
+		}
 	}
 	fmt.Fprintln(os.Stdout)
 }
