@@ -130,19 +130,49 @@ static jboolean JNICALL tpj_logger_enabled(JNIEnv *env, jclass cls, jint h) {
 	return tadpole_logger_enabled(h) || tp_lttng_on(h) ? JNI_TRUE : JNI_FALSE;
 }
 
+/* Bytes of a source class or method name found by tpj_source. */
+#define TPJ_SRC_NAME 512
+
+/* tpj_record_str calls the record's String getter name (()Ljava/lang/String;)
+ * and copies its result into str; -1 on failure (exception cleared). */
+static int tpj_record_str(JNIEnv *env, jobject record, const char *name, struct tpj_str *str) {
+	jclass c = (*env)->GetObjectClass(env, record);
+	jmethodID m = c != NULL ? (*env)->GetMethodID(env, c, name, "()Ljava/lang/String;") : NULL;
+	jstring s = m != NULL ? (jstring)(*env)->CallObjectMethod(env, record, m) : NULL;
+	if ((*env)->ExceptionCheck(env)) {
+		(*env)->ExceptionClear(env);
+		s = NULL;
+	}
+	int rc = tpj_utf(env, s, str);
+	if (s != NULL)
+		(*env)->DeleteLocalRef(env, s);
+	if (c != NULL)
+		(*env)->DeleteLocalRef(env, c);
+	return rc;
+}
+
 /* tpj_lttng records one JUL record into the LTTng sessions as
  * lttng_jul:event, with the fields the official LTTng Java agent fills
- * (JulHandler passes them when log0 asked for them). */
-static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jstring msg, jstring logger, jstring class_name,
-                              jstring method_name, jlong millis, jint level, jint tid) {
+ * (JulHandler calls it when log0 returned 1): the source class and method
+ * are found from the stack as JUL finds them (source.c), or asked of the
+ * record (LogRecord.getSourceClassName) when it may carry its own. */
+static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, jstring msg, jstring logger,
+                              jlong millis, jint level, jint tid) {
 	(void)cls;
 	struct tpj_str m, l, c, f;
 	m.heap = l.heap = c.heap = f.heap = NULL;
-	if (tpj_utf(env, msg, &m) == 0 && tpj_utf(env, logger, &l) == 0 && tpj_utf(env, class_name, &c) == 0 &&
-	    tpj_utf(env, method_name, &f) == 0) {
-		tp_lttng_log(h, m.p, l.p, c.p, f.p, (int64_t)millis, level, tid);
-		tpj_str_free(&f);
+	char sc[TPJ_SRC_NAME], sm[TPJ_SRC_NAME];
+	const char *cp = sc, *mp = sm;
+	if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
+		if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
+		    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)
+			goto out;
+		cp = c.p, mp = f.p;
 	}
+	if (tpj_utf(env, msg, &m) == 0 && tpj_utf(env, logger, &l) == 0)
+		tp_lttng_log(h, m.p, l.p, cp, mp, (int64_t)millis, level, tid);
+out:
+	tpj_str_free(&f);
 	tpj_str_free(&c);
 	tpj_str_free(&l);
 	tpj_str_free(&m);
@@ -264,7 +294,7 @@ static JNINativeMethod tpj_methods[] = {
 	{"loggerRegister0", "(Ljava/lang/String;)I", (void *)tpj_logger_register},
 	{"loggerEnabled0", "(I)Z", (void *)tpj_logger_enabled},
 	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;I)I", (void *)tpj_log},
-	{"lttng0", "(ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;JII)V", (void *)tpj_lttng},
+	{"lttng0", "(ILjava/lang/Object;Ljava/lang/String;Ljava/lang/String;JII)V", (void *)tpj_lttng},
 	{"initialized0", "(Ljava/lang/Class;)Z", (void *)tpj_initialized},
 	{"selfTest0", "(I)I", (void *)tpj_self_test},
 };

@@ -49,8 +49,7 @@ final class JulHandler extends Handler {
 				t.hashCode()) != 0) {
 			// An LTTng session records it: with its source, time and
 			// thread, as the official LTTng agent does.
-			Tadpole.lttng0(handle, msg, name, r.getSourceClassName(), r.getSourceMethodName(), r.getMillis(),
-					l.intValue(), r.getThreadID());
+			Tadpole.lttng0(handle, r, msg, name, r.getMillis(), l.intValue(), r.getThreadID());
 		}
 	}
 

@@ -72,10 +72,11 @@ public final class Tadpole {
 	static native int log0(int handle, int level, String levelName, String msg, int msgLength, String threadName,
 			int nameHash);
 
-	/* Records a record log0 returned 1 for into the LTTng sessions, as the
-	 * official LTTng agent's lttng_jul:event. */
-	static native void lttng0(int handle, String msg, String loggerName, String className, String methodName,
-			long millis, int level, int threadId);
+	/* Records a JUL record (a java.util.logging.LogRecord) log0 returned 1
+	 * for into the LTTng sessions, as the official LTTng agent's
+	 * lttng_jul:event; the native finds the record's source. */
+	static native void lttng0(int handle, Object record, String msg, String loggerName, long millis, int level,
+			int threadId);
 
 	static native boolean initialized0(Class<?> c);
 
