@@ -19,8 +19,9 @@
 #include "tpj.h"
 #include "tpjc.h"
 
-/* Frames read per record: the caller of Logger.info is about 7 deep. */
-#define TPJ_SRC_DEPTH 32
+/* Frames read per record: the caller of Logger.info is 6 deep; a deeper
+ * caller is asked of the record. */
+#define TPJ_SRC_DEPTH 16
 /* Cached methods (a power of two). */
 #define TPJ_SRC_SLOTS 4096
 
