@@ -25,6 +25,11 @@ func TestParseOptions(t *testing.T) {
 		{"lttng_domain=log4j", func(c Config) bool { return c.LTTngDomain == "log4j" }},
 		{"lttng_dialect=rfc01", func(c Config) bool { return c.LTTngDialect == lttngagent.DialectRFC01 }},
 		{"lttng_dialect=2.13", func(c Config) bool { return c.LTTngDialect == lttngagent.Dialect20 }},
+		{"logs=lttng", func(c Config) bool { return c.Logs == LogsLTTng && c.LogsTo == LogsToBoth }},
+		{"logs=all:lttng", func(c Config) bool { return c.Logs == LogsAll && c.LogsTo == LogsToLTTng }},
+		{"logs=auto:hq,lttng_lib=/opt/x.so", func(c Config) bool {
+			return c.Logs == LogsAuto && c.LogsTo == LogsToHQ && c.LTTngLib == "/opt/x.so"
+		}},
 		{"", func(c Config) bool { return c == DefaultConfig() }},
 	}
 	for _, tt := range tests {
@@ -57,6 +62,8 @@ func TestParseOptionsErrors(t *testing.T) {
 		{"log_level=loud", ErrBadOption, []string{"log_level"}},
 		{"lttng_dialect=2.14", ErrBadOption, []string{"lttng_dialect", "2.14"}},
 		{"justakey", ErrBadOption, []string{"justakey"}},
+		{"logs=auto:disk", ErrBadOption, []string{"logs"}},
+		{"logs=some:both", ErrBadOption, []string{"logs"}},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()
