@@ -243,3 +243,66 @@ func TestLTTngNoCompanion(t *testing.T) {
 		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, p.stderr.String())
 	}
 }
+
+// TestLTTngRecordDomains: with lttng_domain=log4j or python a C program is
+// listed by `lttng list -l` / `-p`, and `enable-event -l` / `-p` puts its
+// records into the session as lttng_log4j:event / lttng_python:event with
+// the fields of lttng-ust 2.13's providers, in order.
+func TestLTTngRecordDomains(t *testing.T) {
+	lib := BuildLib(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(lib.Dir, "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "lttngrec")
+	lib.Compile(t, bin, "testdata/lttngrec.c")
+	for _, d := range []struct {
+		domain, flag, event string
+		fields              []string
+		logger, level       string // the fields naming the logger and the level
+	}{
+		{"log4j", "-l", "lttng_log4j:event", []string{"msg", "logger_name", "class_name", "method_name", "filename",
+			"line_number", "timestamp", "int_loglevel", "thread_name"}, "logger_name", "int_loglevel"},
+		{"python", "-p", "lttng_python:event", []string{"asctime", "msg", "logger_name", "funcName", "lineno",
+			"int_loglevel", "thread", "threadName"}, "logger_name", "int_loglevel"},
+	} {
+		t.Run(d.domain, func(t *testing.T) {
+			sd := testpeers.StartSessiond(t)
+			env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms")
+			p := startLTTngRec(t, bin, env, "lttng_domain="+d.domain)
+			waitFor(t, "lttng list "+d.flag+" showing capp.alpha", func() bool {
+				out, err := sd.Lttng("list", d.flag)
+				return err == nil && strings.Contains(out, "capp.alpha")
+			})
+			sd.MustLttng("--no-sessiond", "create", "s", "--output="+sd.MkdirAll("s"))
+			sd.MustLttng("enable-event", d.flag, "capp.alpha", "-s", "s")
+			sd.MustLttng("start", "s")
+			p.emit(t, "p1")
+			sd.MustLttng("stop", "s")
+			evs := ViewSession(t, sd, "s")
+			sd.MustLttng("destroy", "s")
+			p.end(t)
+			var want []string
+			for i := 0; i < 3; i++ {
+				want = append(want, "p1 info "+strconv.Itoa(i), "p1 warn "+strconv.Itoa(i))
+			}
+			if got := Messages(evs); !slices.Equal(got, want) {
+				t.Fatalf("recorded %q; want %q", got, want)
+			}
+			for _, e := range evs {
+				lv := "800"
+				if strings.Contains(e.Fields["msg"], "warn") {
+					lv = "900"
+				}
+				if e.Name != d.event || !slices.Equal(e.Keys, d.fields) || e.Fields[d.logger] != "capp.alpha" ||
+					e.Fields[d.level] != lv {
+					t.Fatalf("event %s %v %v; want %s with fields %v, logger capp.alpha, level %s", e.Name, e.Keys,
+						e.Fields, d.event, d.fields, lv)
+				}
+			}
+		})
+	}
+}
