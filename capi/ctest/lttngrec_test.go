@@ -233,7 +233,7 @@ func TestLTTngNoCompanion(t *testing.T) {
 	lib.Compile(t, bin, "testdata/lttngrec.c")
 	sd := testpeers.StartSessiond(t)
 	env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms")
-	p := startLTTngRec(t, bin, env, "log_level=info,lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
+	p := startLTTngRec(t, bin, env, "lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
 	s1, s2 := cScenario(t, sd, p)
 	p.end(t)
 	if len(s1) != 0 || len(s2) != 0 {

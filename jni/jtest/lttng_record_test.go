@@ -282,7 +282,7 @@ func TestLTTngNoCompanion(t *testing.T) {
 	e := Build(t)
 	testpeers.RequireTools(t, "babeltrace2")
 	sd := testpeers.StartSessiond(t)
-	j := startJLttng(t, e, sd, false, "log_level=info,lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
+	j := startJLttng(t, e, sd, false, "lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
 	s1, s2 := julScenario(t, sd, j)
 	j.end(t)
 	if len(s1) != 0 || len(s2) != 0 {
