@@ -77,6 +77,11 @@ type Config struct {
 	// providers a host built with cgo loads at run time; "" looks next to
 	// libtadpole.so, "none" records nothing into LTTng.
 	LTTngLib string
+	// LTTngSource fills a JVM record's class_name and method_name in the
+	// LTTng event as the official agent does (JUL's source of the
+	// record); off leaves them empty, for about 1 µs less a record.
+	// Default true.
+	LTTngSource bool
 	// Procs, when > 0, bounds how many threads of libtadpole.so's own Go
 	// runtime, which does the agent's background work inside a JVM or C
 	// program, run Go code at once (its GOMAXPROCS). 1 makes the agent
@@ -102,6 +107,7 @@ func DefaultConfig() Config {
 		Log:            "stderr",
 		LTTngDomain:    "jul",
 		LTTng:          true,
+		LTTngSource:    true,
 		LTTngRetry:     3 * time.Second,
 	}
 }
@@ -195,6 +201,11 @@ var options = []option{
 		}
 		c.Logs, c.LogsTo = p, d
 		return nil
+	}},
+	{"lttng_source", "a JVM record's source class and method in its LTTng event: on or off (on)", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.LTTngSource = b
+		return err
 	}},
 	{"lttng_lib", "path of libtadpole-lttng.so, which records into LTTng sessions (next to libtadpole.so; none = no LTTng recording)", func(c *Config, v string) error {
 		c.LTTngLib = v

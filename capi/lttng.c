@@ -39,6 +39,7 @@ static tp_lttng_python_fn tp_lt_python;
 static int tp_lt_domain;
 static _Atomic int tp_lt_ready;
 static _Atomic int tp_lt_registered;
+static _Atomic int tp_lt_source = 1;
 
 /* Per logger handle: TP_ACCEPT_* in the low byte, the level above. */
 static _Atomic uint64_t tp_lt_acc[TADPOLE_MAX_LOGGERS + 1];
@@ -69,6 +70,10 @@ int tp_lttng_open(const char *path, int domain, char *err, size_t errlen) {
 	atomic_store(&tp_lt_ready, 1);
 	return 0;
 }
+
+void tp_lttng_set_source(int on) { atomic_store(&tp_lt_source, on); }
+
+int tp_lttng_source(void) { return atomic_load_explicit(&tp_lt_source, memory_order_relaxed); }
 
 void tp_lttng_set_registered(int on) { atomic_store(&tp_lt_registered, on); }
 

@@ -82,6 +82,9 @@ func loadLTTng(cfg agent.Config) error {
 		}
 		path = filepath.Join(filepath.Dir(C.GoString(&buf[0])), LTTngLibName)
 	}
+	if !cfg.LTTngSource {
+		C.tp_lttng_set_source(0)
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var msg [512]C.char

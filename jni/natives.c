@@ -163,7 +163,9 @@ static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, j
 	m.heap = l.heap = c.heap = f.heap = NULL;
 	char sc[TPJ_SRC_NAME], sm[TPJ_SRC_NAME];
 	const char *cp = sc, *mp = sm;
-	if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
+	if (!tp_lttng_source()) {
+		cp = mp = ""; /* lttng_source=off */
+	} else if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
 		if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
 		    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)
 			goto out;

@@ -75,6 +75,8 @@ const (
 	// caseTadpoleLTTng: tadpole's handler recording into an LTTng session
 	// (libtadpole-lttng.so), no HQ.
 	caseTadpoleLTTng = "tadpole into LTTng"
+	// caseTadpoleLTTngNoSrc: the same with lttng_source=off.
+	caseTadpoleLTTngNoSrc = "  lttng_source=off"
 )
 
 // sample is one JVM's result: ns per record (wall) and the logging
@@ -151,6 +153,9 @@ func report(b *testing.B, name string, s sample) {
 		}
 		if tp, ok := lookup(caseTadpoleLTTng); ok {
 			b.ReportMetric(s.ns/tp.median.ns, "x-tadpole-lttng")
+		}
+		if tp, ok := lookup(caseTadpoleLTTngNoSrc); ok {
+			b.ReportMetric(s.ns/tp.median.ns, "x-tadpole-lttng-nosource")
 		}
 	}
 }
@@ -252,7 +257,8 @@ func TestCompareJUL(t *testing.T) {
 	cases := []struct {
 		name string
 		run  func(testing.TB, int) sample
-	}{{caseNoop, runNoop}, {caseTadpole, runTadpole}, {caseTadpoleLTTng, runTadpoleLTTng}, {caseLTTng, runLTTng}}
+	}{{caseNoop, runNoop}, {caseTadpole, runTadpole}, {caseTadpoleLTTng, runTadpoleLTTng},
+		{caseTadpoleLTTngNoSrc, runTadpoleLTTngNoSource}, {caseLTTng, runLTTng}}
 	for r := range compareRounds {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s#%d", c.name, r+1), func(t *testing.T) { record(c.name, c.run(t, minRecords)) })
@@ -284,8 +290,13 @@ func TestCompareJUL(t *testing.T) {
 			fmt.Fprintf(os.Stdout, "  ratio tadpole into LTTng / no-op handler (medians): %.2f×\n", tl.median.ns/noop.median.ns)
 		}
 		if okL {
-			fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole into LTTng (medians): %.1f×\n", lt.median.ns/tl.median.ns)
+			fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole into LTTng (medians): %.1f×, logging thread CPU %.1f×\n",
+				lt.median.ns/tl.median.ns, lt.median.cpu/tl.median.cpu)
 		}
+	}
+	if tn, ok := lookup(caseTadpoleLTTngNoSrc); ok && okL {
+		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole into LTTng, lttng_source=off (medians): %.1f×, logging thread CPU %.1f×\n",
+			lt.median.ns/tn.median.ns, lt.median.cpu/tn.median.cpu)
 	}
 	fmt.Fprintln(os.Stdout)
 }

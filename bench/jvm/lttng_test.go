@@ -58,9 +58,22 @@ func runLTTng(b testing.TB, n int) sample {
 	}, n)
 }
 
+// BenchmarkJULTadpoleLTTngNoSource: the same with lttng_source=off (no
+// class and method in the event).
+func BenchmarkJULTadpoleLTTngNoSource(b *testing.B) {
+	report(b, caseTadpoleLTTngNoSrc, runTadpoleLTTngNoSource(b, records(b)))
+}
+
 // runTadpoleLTTng runs JulBench with tadpole's handler, no HQ, recording
 // into the session through libtadpole-lttng.so.
-func runTadpoleLTTng(b testing.TB, n int) sample {
+func runTadpoleLTTng(b testing.TB, n int) sample { return runTadpoleInSession(b, n, "logs=lttng") }
+
+// runTadpoleLTTngNoSource is runTadpoleLTTng with lttng_source=off.
+func runTadpoleLTTngNoSource(b testing.TB, n int) sample {
+	return runTadpoleInSession(b, n, "logs=lttng,lttng_source=off")
+}
+
+func runTadpoleInSession(b testing.TB, n int, options string) sample {
 	e := jtest.Build(b)
 	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
 		skip(b, "libtadpole-lttng.so not built (liblttng-ust-dev missing)")
@@ -71,7 +84,7 @@ func runTadpoleLTTng(b testing.TB, n int) sample {
 	}
 	cp := benchClasses(b, e)
 	return runInSession(b, func(ctx context.Context) *exec.Cmd {
-		return javaCmd(ctx, e, cp, []string{"-agentpath:" + e.Lib + "=logs=lttng"}, "tadpole", n)
+		return javaCmd(ctx, e, cp, []string{"-agentpath:" + e.Lib + "=" + options}, "tadpole", n)
 	}, n)
 }
 

@@ -292,3 +292,34 @@ func TestLTTngNoCompanion(t *testing.T) {
 		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, j.stderr.String())
 	}
 }
+
+// TestLTTngRecordJULNoSource: with lttng_source=off the same records reach
+// the sessions with empty class_name and method_name.
+func TestLTTngRecordJULNoSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	sd := testpeers.StartSessiond(t)
+	j := startJLttng(t, e, sd, false, "lttng_source=off")
+	s1, s2 := julScenario(t, sd, j)
+	j.end(t)
+	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
+		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
+	}
+	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
+		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
+	}
+	for _, ev := range append(s1, s2...) {
+		if ev.Fields["class_name"] != "" || ev.Fields["method_name"] != "" {
+			t.Fatalf("lttng_source=off: event %v has a source", ev.Fields)
+		}
+	}
+}
