@@ -94,7 +94,7 @@ void tp_lttng_name(int32_t h, const char *name) {
 }
 
 int tp_lttng_on(int32_t h) {
-	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS || !atomic_load_explicit(&tp_lt_ready, memory_order_relaxed))
+	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS || !atomic_load_explicit(&tp_lt_ready, memory_order_acquire))
 		return 0;
 	return (atomic_load_explicit(&tp_lt_acc[h], memory_order_relaxed) & 0xFF) != TP_ACCEPT_NONE;
 }
@@ -102,7 +102,7 @@ int tp_lttng_on(int32_t h) {
 int tp_lttng_recording(int32_t h) { return tp_lttng_on(h) && tp_lt_enabled(tp_lt_domain); }
 
 int tp_lttng_wants(int32_t h, int level) {
-	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS || !atomic_load_explicit(&tp_lt_ready, memory_order_relaxed))
+	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS || !atomic_load_explicit(&tp_lt_ready, memory_order_acquire))
 		return 0;
 	uint64_t a = atomic_load_explicit(&tp_lt_acc[h], memory_order_relaxed);
 	int32_t v = (int32_t)(uint32_t)(a >> 32);
@@ -126,7 +126,7 @@ int tp_lttng_wants(int32_t h, int level) {
 
 void tp_lttng_log(int32_t h, const char *msg, const char *logger, const char *class_name, const char *method_name,
                   int64_t millis, int level, int tid) {
-	if (!atomic_load_explicit(&tp_lt_ready, memory_order_relaxed))
+	if (!atomic_load_explicit(&tp_lt_ready, memory_order_acquire))
 		return;
 	if (logger == NULL && (uint32_t)h - 1u < TADPOLE_MAX_LOGGERS)
 		logger = atomic_load_explicit(&tp_lt_names[h], memory_order_acquire);

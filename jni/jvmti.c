@@ -257,8 +257,10 @@ int tpj_bind_current(JNIEnv *env) {
 }
 
 /* tpj_begin binds the helpers, starts tracing (waiting for HQ at most the
- * connect and start timeouts) and, when tracing, the JUL thread. The JVM
- * goes on untraced after one warning when HQ is absent. */
+ * connect and start timeouts) and, when tracing or registered with the
+ * LTTng session daemon (which tadpole_start does with or without HQ), the
+ * JUL thread. The JVM goes on untraced after one warning when HQ is
+ * absent, its JUL loggers still listed and recorded into LTTng sessions. */
 static int tpj_start_jul(JNIEnv *env, jclass sync);
 
 /* TPJ_DEFAULTS are the JVM agent's own defaults, put before the user's
