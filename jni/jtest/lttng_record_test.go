@@ -32,7 +32,7 @@ type jvm struct {
 // startJLttng runs JLttng under tadpole (options: the -agentpath options)
 // or, with official, under the official LTTng JUL agent, with the daemon's
 // LTTNG_HOME and no HQ, and waits for it to be ready.
-func startJLttng(t *testing.T, e *Env, sd *testpeers.Sessiond, official bool, options string) *jvm {
+func startJLttng(t *testing.T, e *Env, sd *testpeers.Sessiond, official bool, options string, env ...string) *jvm {
 	t.Helper()
 	cp := []string{e.Classes, filepath.Join(e.Root, "jni", "classes")}
 	args := []string{"-XX:+UseSerialGC"}
@@ -53,6 +53,7 @@ func startJLttng(t *testing.T, e *Env, sd *testpeers.Sessiond, official bool, op
 	cmd := exec.CommandContext(ctx, "java", args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LTTNG_HOME=" + sd.Home,
 		"TADPOLE_LTTNG_RETRY=200ms"}
+	cmd.Env = append(cmd.Env, env...)
 	j := &jvm{cmd: cmd, lines: make(chan string, 16), stderr: &strings.Builder{}, exited: make(chan error, 1)}
 	var err error
 	if j.stdin, err = cmd.StdinPipe(); err != nil {
@@ -320,6 +321,47 @@ func TestLTTngRecordJULNoSource(t *testing.T) {
 	for _, ev := range append(s1, s2...) {
 		if ev.Fields["class_name"] != "" || ev.Fields["method_name"] != "" {
 			t.Fatalf("lttng_source=off: event %v has a source", ev.Fields)
+		}
+	}
+}
+
+// TestLTTngRecordJULWithHQ: with an HQ tracing too (logs=lttng, records to
+// both), the sessions record exactly what they enabled and HQ gets the
+// enabled loggers' records as markers.
+func TestLTTngRecordJULWithHQ(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	sd := testpeers.StartSessiond(t)
+	h := startHQ(t)
+	j := startJLttng(t, e, sd, false, "logs=lttng", "TADPOLE_HQ="+h.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms")
+	s1, s2 := julScenario(t, sd, j)
+	j.end(t)
+	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
+		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
+	}
+	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
+		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
+	}
+	cols := h.Collectors()
+	if len(cols) == 0 {
+		t.Fatal("no HQ run")
+	}
+	c := cols[len(cols)-1]
+	waitFor(t, "shop.orders records at HQ", func() bool {
+		return slices.Contains(c.Markers("log:shop.orders"), "INFO p1 order 0")
+	})
+	for _, v := range c.Markers("log:shop.pay") {
+		if !strings.HasPrefix(v, "SEVERE ") {
+			t.Fatalf("HQ got shop.pay record %q; only SEVERE ones are enabled", v)
 		}
 	}
 }
