@@ -75,8 +75,8 @@ const (
 	// caseTadpoleLTTng: tadpole's handler recording into an LTTng session
 	// (libtadpole-lttng.so), no HQ.
 	caseTadpoleLTTng = "tadpole into LTTng"
-	// caseTadpoleLTTngNoSrc: the same with lttng_source=off.
-	caseTadpoleLTTngNoSrc = "  lttng_source=off"
+	// caseTadpoleLTTngNoSrc: tadpole into LTTng with lttng_source=off.
+	caseTadpoleLTTngNoSrc = "tadpole, no source"
 )
 
 // sample is one JVM's result: ns per record (wall) and the logging
