@@ -115,6 +115,7 @@ lib() {
 		-ldflags="-s -w -buildid= '-extldflags=-Wl,--version-script=$ROOT/cmd/libtadpole/exports.map'" \
 		-o "$dest/libtadpole.so" ./cmd/libtadpole
 	rm -f "$dest/libtadpole.h"
+	lttng_lib "$dest"
 	cat >"$dest/tadpole.pc" <<PC
 libdir=$dest
 includedir=$ROOT/include
@@ -126,6 +127,27 @@ Libs: -L\${libdir} -Wl,-rpath,\${libdir} -ltadpole
 Libs.private: -pthread
 Cflags: -I\${includedir}
 PC
+}
+
+# lttng_lib builds libtadpole-lttng.so into $1: the LTTng tracepoint
+# providers (lttng_jul:event, lttng_log4j:event, lttng_python:event) that
+# libtadpole.so loads at run time from its own directory. It needs
+# lttng-ust's headers (liblttng-ust-dev); without them it is skipped and
+# libtadpole.so runs without LTTng recording.
+lttng_lib() {
+	local dest=$1 cc=${CC:-gcc} flags
+	if pkg-config --exists lttng-ust 2>/dev/null; then
+		flags="$(pkg-config --cflags lttng-ust) $(pkg-config --libs lttng-ust)"
+	elif [ -f /usr/include/lttng/tracepoint.h ] || [ -f "/usr/include/$(gcc -print-multiarch 2>/dev/null)/lttng/tracepoint.h" ]; then
+		flags="-llttng-ust -ldl"
+	else
+		echo "build.sh: no lttng-ust headers (liblttng-ust-dev): libtadpole-lttng.so not built, no LTTng recording" >&2
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	$cc -O2 -Wall -fPIC -shared -fvisibility=hidden -Icapi/lttng -o "$dest/libtadpole-lttng.so.tmp.$$" \
+		capi/lttng/tadpole_lttng.c $flags
+	mv "$dest/libtadpole-lttng.so.tmp.$$" "$dest/libtadpole-lttng.so"
 }
 
 examples() {

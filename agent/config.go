@@ -84,6 +84,18 @@ type Config struct {
 	LTTngWait time.Duration
 	// Logs decides which log records are recorded. Default auto.
 	Logs LogPolicy
+	// LogsTo is where the records of loggers an LTTng session enabled go:
+	// the LTTng trace, HQ, or both (option logs=POLICY:TO). Default both.
+	LogsTo LogDest
+	// LTTngLib is the path of libtadpole-lttng.so, the LTTng tracepoint
+	// providers a host built with cgo loads at run time; "" looks next to
+	// libtadpole.so, "none" records nothing into LTTng.
+	LTTngLib string
+	// LTTngSource fills a JVM record's class_name and method_name in the
+	// LTTng event as the official agent does (JUL's source of the
+	// record); off leaves them empty, for about 1 µs less a record.
+	// Default true.
+	LTTngSource bool
 	// Procs, when > 0, bounds how many threads of libtadpole.so's own Go
 	// runtime, which does the agent's background work inside a JVM or C
 	// program, run Go code at once (its GOMAXPROCS). 1 makes the agent
@@ -133,6 +145,7 @@ func DefaultConfig() Config {
 		Log:            "stderr",
 		LTTngDomain:    "jul",
 		LTTng:          true,
+		LTTngSource:    true,
 		LTTngRetry:     3 * time.Second,
 		HCERetry:       3 * time.Second,
 	}
@@ -215,9 +228,24 @@ var options = []option{
 	{"lttng_port", "session daemon agent port, instead of the agent.port files (0 = the files)", intOpt(func(c *Config) *int { return &c.LTTngPort }, 0, 65535)},
 	{"lttng_retry", "delay between attempts to reach a session daemon (3s)", durationOpt(func(c *Config) *time.Duration { return &c.LTTngRetry })},
 	{"lttng_wait", "how long start waits for the session daemon registration (0 = no wait)", durationOpt(func(c *Config) *time.Duration { return &c.LTTngWait })},
-	{"logs", "log records recorded: auto, lttng, all or none (auto)", func(c *Config, v string) error {
-		p, err := ParseLogPolicy(v)
-		c.Logs = p
+	{"logs", "log records recorded: auto, lttng, all or none, then :both, :hq or :lttng, where an LTTng session's records go (auto:both)", func(c *Config, v string) error {
+		pol, to, _ := strings.Cut(v, ":")
+		p, err := ParseLogPolicy(pol)
+		if err != nil {
+			return err
+		}
+		d := LogsToBoth
+		if to != "" {
+			if d, err = ParseLogDest(to); err != nil {
+				return err
+			}
+		}
+		c.Logs, c.LogsTo = p, d
+		return nil
+	}},
+	{"lttng_source", "a JVM record's source class and method in its LTTng event: on or off (on)", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.LTTngSource = b
 		return err
 	}},
 	{"hce", "HCE hub to register with: host:port or pipe:/path (none when empty)", func(c *Config, v string) error {
@@ -266,6 +294,10 @@ var options = []option{
 	}},
 	{"j4p_password", "management endpoint: Basic authentication password", func(c *Config, v string) error {
 		c.J4PPassword = v
+		return nil
+	}},
+	{"lttng_lib", "path of libtadpole-lttng.so, which records into LTTng sessions (next to libtadpole.so; none = no LTTng recording)", func(c *Config, v string) error {
+		c.LTTngLib = v
 		return nil
 	}},
 	{"procs", "threads of libtadpole.so's Go runtime running agent code at once (1 in a JVM, else 0 = the runtime's choice)", intOpt(func(c *Config) *int { return &c.Procs }, 0, 1024)},

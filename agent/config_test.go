@@ -35,6 +35,11 @@ func TestParseOptions(t *testing.T) {
 		}},
 		{"j4p_dialect=j4p030", func(c Config) bool { return c.J4PDialect == j4p.Dialect030 }},
 		{"j4p_policy=/etc/tadpole/jolokia-access.xml", func(c Config) bool { return c.J4PPolicy == "/etc/tadpole/jolokia-access.xml" }},
+		{"logs=lttng", func(c Config) bool { return c.Logs == LogsLTTng && c.LogsTo == LogsToBoth }},
+		{"logs=all:lttng", func(c Config) bool { return c.Logs == LogsAll && c.LogsTo == LogsToLTTng }},
+		{"logs=auto:hq,lttng_lib=/opt/x.so", func(c Config) bool {
+			return c.Logs == LogsAuto && c.LogsTo == LogsToHQ && c.LTTngLib == "/opt/x.so"
+		}},
 		{"", func(c Config) bool { return c == DefaultConfig() }},
 	}
 	for _, tt := range tests {
@@ -71,6 +76,8 @@ func TestParseOptionsErrors(t *testing.T) {
 		{"j4p=host", ErrBadOption, []string{"j4p"}},
 		{"j4p_write=maybe", ErrBadOption, []string{"j4p_write"}},
 		{"j4p_dialect=jolokia3", ErrBadOption, []string{"j4p_dialect"}},
+		{"logs=auto:disk", ErrBadOption, []string{"logs"}},
+		{"logs=some:both", ErrBadOption, []string{"logs"}},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()

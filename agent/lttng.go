@@ -50,6 +50,39 @@ func ParseLogPolicy(s string) (LogPolicy, error) {
 	return LogsAuto, errors.New("want auto, lttng, all or none")
 }
 
+// LogDest says where the records of a logger that an LTTng session
+// enabled go (option logs=POLICY:TO).
+type LogDest uint8
+
+// Log destinations.
+const (
+	// LogsToBoth records them into the LTTng sessions and to HQ.
+	LogsToBoth LogDest = iota
+	// LogsToHQ records them to HQ only.
+	LogsToHQ
+	// LogsToLTTng records them into the LTTng sessions only.
+	LogsToLTTng
+)
+
+var logDestNames = [...]string{"both", "hq", "lttng"}
+
+func (d LogDest) String() string {
+	if int(d) < len(logDestNames) {
+		return logDestNames[d]
+	}
+	return fmt.Sprintf("LOGS_TO_%d", uint8(d))
+}
+
+// ParseLogDest parses both, hq or lttng.
+func ParseLogDest(s string) (LogDest, error) {
+	for i, n := range logDestNames {
+		if s == n {
+			return LogDest(i), nil
+		}
+	}
+	return LogsToBoth, errors.New("want both, hq or lttng after the colon")
+}
+
 // enabledName is what one daemon connection enabled under one name: the
 // sessiond sends one DISABLE per variant whose count drops to zero, so the
 // agent counts per (connection, name) and keeps every variant until the
@@ -64,6 +97,7 @@ type enabledName struct {
 var logControl struct {
 	mu     sync.Mutex
 	policy LogPolicy
+	to     LogDest
 	// conns holds what each daemon connection enabled; a connection is in
 	// the map from its first ENABLE until it closes.
 	conns map[*lttngagent.Conn]map[string]*enabledName
@@ -106,18 +140,25 @@ func refreshLogger(l *Logger) {
 		all = len(logControl.conns) == 0
 	}
 	on := all || len(rules) > 0
+	lt := LogAccept{Kind: AcceptNone}
+	if len(rules) > 0 && logControl.policy != LogsNone && logControl.to != LogsToHQ {
+		lt = summarise(rules)
+	}
+	if len(rules) > 0 && logControl.to == LogsToLTTng {
+		on = false // the sessions' records go to LTTng alone
+	}
 	switch LoggerOverride(l.override.Load()) {
 	case OverrideOn:
 		all, on = true, true
 	case OverrideOff:
 		all, on = false, false
 	}
-	changed := false
+	changed := l.lttng.Swap(packAccept(lt)) != packAccept(lt)
 	if all || !on {
-		changed = l.rules.Swap(nil) != nil
+		changed = l.rules.Swap(nil) != nil || changed
 	} else {
 		old := l.rules.Swap(&rules)
-		changed = old == nil || !sameRules(*old, rules)
+		changed = changed || old == nil || !sameRules(*old, rules)
 	}
 	// Hosts copying the logger's state (Accept) hear of every change.
 	if l.enabled.Swap(on) != on || changed || !l.announced {
@@ -261,9 +302,76 @@ var lttngDomains = map[string]lttngagent.Domain{
 	"python": lttngagent.DomainPython,
 }
 
-// startLTTng registers the process with the LTTng session daemon(s) in the
-// background. It waits for the registration only up to cfg.LTTngWait.
+// lttngReg is the registration RegisterLTTng made: it lasts the
+// process's life, and agents started later use it instead of their own.
+var lttngReg struct {
+	mu sync.Mutex
+	c  *lttngagent.Client
+}
+
+// RegisterLTTng registers the process with the LTTng session daemon(s) in
+// the background, with no HQ: `lttng list -j` lists its loggers and
+// `lttng enable-event -j` enables them for recording into LTTng
+// (Logger.LTTngAccept) from then on, for the rest of the process's life.
+// It applies cfg's log policy and destination (logs=) and domain. An
+// Agent started later shares this registration instead of making its own,
+// so HQ and LTTng work side by side. It does nothing when cfg.LTTng is off
+// or the process is already registered.
+func RegisterLTTng(cfg Config) error {
+	if err := cfg.Verify(); err != nil {
+		return err
+	}
+	if !cfg.LTTng {
+		return nil
+	}
+	lttngReg.mu.Lock()
+	defer lttngReg.mu.Unlock()
+	if lttngReg.c != nil {
+		return nil
+	}
+	log, err := newLogger(cfg.Log, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	domain.Store(cfg.LTTngDomain)
+	logControl.mu.Lock()
+	logControl.policy, logControl.to = cfg.Logs, cfg.LogsTo
+	logControl.mu.Unlock()
+	refreshLoggers()
+	c, err := newLTTngClient(cfg, log)
+	if err != nil {
+		log.oncef("lttng-start", LevelWarn, "not registering with LTTng: %v", err)
+		log.close()
+		return err
+	}
+	lttngReg.c = c
+	return nil
+}
+
+// setLogDest changes where LTTng sessions' records go.
+func setLogDest(d LogDest) {
+	logControl.mu.Lock()
+	logControl.to = d
+	logControl.mu.Unlock()
+	refreshLoggers()
+}
+
+// startLTTng is an agent's registration: none of its own when
+// RegisterLTTng registered the process already (nil client).
 func startLTTng(cfg Config, log *logger) (*lttngagent.Client, error) {
+	setLogDest(cfg.LogsTo)
+	lttngReg.mu.Lock()
+	shared := lttngReg.c != nil
+	lttngReg.mu.Unlock()
+	if shared {
+		return nil, nil
+	}
+	return newLTTngClient(cfg, log)
+}
+
+// newLTTngClient registers the process with the LTTng session daemon(s) in the
+// background. It waits for the registration only up to cfg.LTTngWait.
+func newLTTngClient(cfg Config, log *logger) (*lttngagent.Client, error) {
 	lc := lttngagent.DefaultConfig()
 	lc.Domain = lttngDomains[cfg.LTTngDomain]
 	if cfg.LTTngRetry > 0 {

@@ -489,3 +489,47 @@ func TestLTTngSessiondPortOption(t *testing.T) {
 	a.expectWindow(t, "lttng_port, enable-event -j app.payments --loglevel=SEVERE", from, "app.payments/ERROR")
 	a.finish(t)
 }
+
+// TestLTTngWithoutHQ: a Go program with no HQ that calls RegisterLTTng is
+// listed by `lttng list -j` with its loggers and answers enable-event and
+// disable-event.
+func TestLTTngWithoutHQ(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	sd := testpeers.StartSessiond(t)
+	bin := buildIntegApp(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + sd.Home, "LTTNG_HOME=" + sd.Home, "TADPOLE_LTTNG_RETRY=200ms"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			stdin.Close()
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("lttngapp stderr:\n%s", stderr.String())
+		}
+	}()
+	waitListed(t, sd, cmd.Process.Pid)
+	sd.MustLttng("--no-sessiond", "create", "s", "--output="+sd.MkdirAll("trace"))
+	sd.MustLttng("enable-event", "-j", "app.orders", "-s", "s")
+	sd.MustLttng("disable-event", "-j", "app.orders", "-s", "s")
+	sd.MustLttng("destroy", "s")
+	stdin.Close()
+	done = true
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("lttngapp: %v\n%s", err, stderr.String())
+	}
+}

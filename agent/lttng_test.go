@@ -16,6 +16,7 @@ func resetLogControl(t testing.TB) {
 	t.Cleanup(func() {
 		logControl.mu.Lock()
 		logControl.conns = nil
+		logControl.to = LogsToBoth
 		logControl.mu.Unlock()
 		SetLogPolicy(LogsAuto)
 	})
@@ -125,6 +126,60 @@ func TestLogPolicies(t *testing.T) {
 		t.Error("logs=all: disabled by the daemon")
 	}
 	h.Closed(c)
+}
+
+// TestLogDestinations: logs=POLICY:TO sends the records a session enabled
+// into LTTng (LTTngAccept), to HQ (enabled), or both; disable-event and a
+// closed connection take them out of LTTng.
+func TestLogDestinations(t *testing.T) {
+	resetLogControl(t)
+	h := lttngHandler{log: &logger{level: LevelOff}}
+	l := RegisterLogger("lt.dest")
+	other := RegisterLogger("lt.dest.other")
+	SetLogPolicy(LogsLTTng)
+	if got := l.LTTngAccept(); got.Kind != AcceptNone {
+		t.Fatalf("before enable-event: LTTngAccept %v; want NONE", got)
+	}
+	c := &lttngagent.Conn{}
+	h.Enable(c, lttngagent.Event{Name: "lt.dest", LogLevel: 900, LogLevelType: lttngagent.LogLevelRange,
+		Filter: `(logger_name == "lt.dest") && (int_loglevel >= 900)`})
+	for _, tc := range []struct {
+		to        LogDest
+		hq, lttng bool
+	}{{LogsToBoth, true, true}, {LogsToHQ, true, false}, {LogsToLTTng, false, true}} {
+		setLogDest(tc.to)
+		lt := l.LTTngAccept()
+		if got := lt.Kind != AcceptNone; got != tc.lttng {
+			t.Errorf("logs=lttng:%v: LTTngAccept %v; want recorded into LTTng %v", tc.to, lt, tc.lttng)
+		}
+		if tc.lttng && (lt.Kind != AcceptRange || lt.Level != 900) {
+			t.Errorf("logs=lttng:%v: LTTngAccept %+v; want RANGE 900", tc.to, lt)
+		}
+		if got := l.enabled.Load(); got != tc.hq {
+			t.Errorf("logs=lttng:%v: enabled for HQ %v; want %v", tc.to, got, tc.hq)
+		}
+		if k := other.LTTngAccept().Kind; k != AcceptNone {
+			t.Errorf("logs=lttng:%v: a logger never enabled has LTTngAccept %v", tc.to, k)
+		}
+	}
+	setLogDest(LogsToBoth)
+	SetLogPolicy(LogsNone)
+	if k := l.LTTngAccept().Kind; k != AcceptNone {
+		t.Errorf("logs=none: LTTngAccept %v; want NONE", k)
+	}
+	SetLogPolicy(LogsLTTng)
+	h.Disable(c, "lt.dest")
+	if k := l.LTTngAccept().Kind; k != AcceptNone {
+		t.Errorf("after disable-event: LTTngAccept %v; want NONE", k)
+	}
+	h.Enable(c, lttngagent.Event{Name: "lt.*", LogLevel: math.MinInt32, LogLevelType: lttngagent.LogLevelAll})
+	if k := l.LTTngAccept().Kind; k != AcceptAll {
+		t.Errorf("after enable-event 'lt.*': LTTngAccept %v; want ALL", k)
+	}
+	h.Closed(c)
+	if k := l.LTTngAccept().Kind; k != AcceptNone {
+		t.Errorf("after the daemon left: LTTngAccept %v; want NONE", k)
+	}
 }
 
 func TestSlogLevelsMapToDomain(t *testing.T) {

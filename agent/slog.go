@@ -24,10 +24,26 @@ type Logger struct {
 	// rules are the LTTng rules that name the logger; nil means every
 	// record while enabled.
 	rules atomic.Pointer[[]*filter.Rule]
+	// lttng is the LogAccept (packAccept) of the records that LTTng
+	// sessions enabled and that go into LTTng (option logs=POLICY:TO).
+	lttng atomic.Uint64
 	// announced: the logger hook has seen this logger (under logControl.mu).
 	announced bool
 	// override is a LoggerOverride set through the management endpoint.
 	override atomic.Uint32
+}
+
+// LTTngAccept summarises which of the logger's records an LTTng session
+// daemon enabled for recording into its sessions (by name and level; a
+// filter expression makes it AcceptLog, and lttng-ust's own filter then
+// decides). It does not depend on an HQ run. Hosts that record into LTTng
+// (libtadpole.so with libtadpole-lttng.so) copy it from the logger hook.
+func (l *Logger) LTTngAccept() LogAccept { return unpackAccept(l.lttng.Load()) }
+
+func packAccept(a LogAccept) uint64 { return uint64(uint32(a.Level))<<32 | uint64(a.Kind) }
+
+func unpackAccept(v uint64) LogAccept {
+	return LogAccept{Kind: LogAcceptKind(v & 0xFF), Level: int32(uint32(v >> 32))}
 }
 
 // Name is the logger's name.

@@ -109,6 +109,20 @@
 // hands over the thread's buffered records (so the record keeps its place
 // among the thread's events) and then calls Logger.Log.
 //
+// # LTTng sessions
+//
+// tadpole_start registers the process with the LTTng session daemon before
+// it tries HQ (agent.RegisterLTTng: with or without HQ, for the process's
+// life) and dlopen()s libtadpole-lttng.so (lttng.go, lttng.c; source
+// capi/lttng), the tracepoint providers of lttng-ust 2.13's agents, from
+// libtadpole.so's directory (dladdr) or lttng_lib. The logger hook also
+// copies each logger's LTTng summary (agent.Logger.LTTngAccept) into a
+// second table: tadpole_log fires the domain's event (lttng_jul:event by
+// default) in C when the level passes and a session records the event,
+// before and whatever the HQ side decides; lttng-ust applies the
+// sessions' filters. libtadpole.so never links lttng-ust: without the
+// companion, one warning when a session first enables a logger.
+//
 // # The JVM agent's strings
 //
 // Package jni passes strings in Java's modified UTF-8. tp.h declares hidden

@@ -21,7 +21,20 @@ var (
 	ErrTooManyLoggers = fmt.Errorf("tadpole: more than %d loggers", C.TADPOLE_MAX_LOGGERS)
 	ErrBadHandle      = errors.New("tadpole: unknown handle")
 	ErrInternal       = errors.New("tadpole: internal error")
+	ErrLTTngOff       = errors.New("tadpole: lttng_lib=none")
+	ErrLTTngNoPath    = errors.New("tadpole: the path of libtadpole.so is unknown: set lttng_lib")
 )
+
+// LTTngLoadError is why libtadpole-lttng.so could not be loaded: missing
+// (lttng-ust's headers were not there at build time), or lttng-ust itself
+// is not installed.
+type LTTngLoadError struct {
+	Path, Reason string
+}
+
+func (e *LTTngLoadError) Error() string {
+	return fmt.Sprintf("tadpole: cannot load %s (install lttng-ust and build it with ./build.sh lib): %s", e.Path, e.Reason)
+}
 
 // Return codes of the C API (include/tadpole.h).
 const (

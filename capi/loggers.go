@@ -28,13 +28,18 @@ func loggerChanged(l *agent.Logger, _ bool) {
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
 	if h, ok := logs.handles[l]; ok {
-		setAccept(h, l.Accept())
+		setAccept(h, l)
 	}
+	lttngWarn(l)
 }
 
-// setAccept copies a logger's summary into the C table; logs.mu is held.
-func setAccept(h int32, a agent.LogAccept) {
+// setAccept copies a logger's summaries, for HQ and for LTTng, into the C
+// tables; logs.mu is held.
+func setAccept(h int32, l *agent.Logger) {
+	a := l.Accept()
 	C.tp_set_logger(C.int32_t(h), C.int(a.Kind), C.int32_t(a.Level))
+	lt := l.LTTngAccept()
+	C.tp_set_logger_lttng(C.int32_t(h), C.int(lt.Kind), C.int32_t(lt.Level))
 }
 
 // registerLogger is tadpole_logger_register.
@@ -55,7 +60,7 @@ func registerLogger(name string) (int32, error) {
 	logs.byHandle = append(logs.byHandle, l)
 	h := int32(len(logs.byHandle))
 	logs.handles[l] = h
-	setAccept(h, l.Accept())
+	setAccept(h, l)
 	return h, nil
 }
 

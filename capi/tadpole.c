@@ -809,6 +809,7 @@ static int32_t tp_logger_register(const char *name, int mutf8) {
 	int32_t h = tadpoleGoLogger((char *)name, mutf8, t->err, sizeof t->err);
 	if (h > 0 && h <= TADPOLE_MAX_LOGGERS) {
 		tp_set_key(h, name, mutf8 ? TP_FLAG_MUTF8 : 0);
+		tp_lttng_name(h, name);
 		tp_raise_max(&tp_logger_max, h);
 	}
 	return h;
@@ -828,11 +829,16 @@ static int tp_log(int32_t h, int level, const char *level_name, const char *msg,
 		return tp_bad_handle("logger");
 	if (msg == NULL)
 		return tp_fail(TADPOLE_EINVAL, "tadpole: log message is NULL");
+	/* Into the LTTng sessions that enabled the logger, HQ or not (the JVM
+	 * agent records its own, with the record's source). */
+	int lt = !mutf8 && tp_lttng_wants(h, level);
+	if (lt)
+		tp_lttng_log(h, msg, NULL, NULL, NULL, -1, level, -1);
 	struct tp_thread *t = tp_self;
 	if (t == NULL || t->ok_epoch != atomic_load_explicit(&tp_epoch, memory_order_relaxed)) {
 		int rc = tp_enter_slow(&t);
 		if (rc != 0)
-			return rc > 0 ? 0 : rc;
+			return rc > 0 || lt ? 0 : rc; /* recorded into LTTng: not an error */
 	}
 	int d = tp_accept(h, level);
 	if (d == TP_LOG_DROP)
@@ -1095,8 +1101,9 @@ tadpole_logger tadpole_logger_register(const char *name) { return tp_logger_regi
 int tadpole_logger_enabled(tadpole_logger h) {
 	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS)
 		return 0;
-	return TP_ACC_KIND(atomic_load_explicit(&tp_logger_acc[h], memory_order_relaxed)) != TP_ACCEPT_NONE &&
-	       TP_EPOCH_MODE(atomic_load_explicit(&tp_epoch, memory_order_relaxed)) == TP_MODE_TRACING;
+	return (TP_ACC_KIND(atomic_load_explicit(&tp_logger_acc[h], memory_order_relaxed)) != TP_ACCEPT_NONE &&
+	        TP_EPOCH_MODE(atomic_load_explicit(&tp_epoch, memory_order_relaxed)) == TP_MODE_TRACING) ||
+	       tp_lttng_recording(h);
 }
 
 int tadpole_log(tadpole_logger h, int level, const char *level_name, const char *msg) {

@@ -170,4 +170,45 @@ TP_INTERNAL int tp_thread_count(void);
  * value is value_len bytes, at most the max reserved. */
 TP_INTERNAL void tp_jlog_commit(uint32_t value_len);
 
+
+/* ---- Recording into LTTng sessions (lttng.c) ----
+ * libtadpole-lttng.so, built against lttng-ust, holds the tracepoint
+ * providers of the agent domains; libtadpole.so dlopen()s it at run time
+ * and never links lttng-ust itself. */
+
+/* tp_lttng_open loads the companion library at path and records into
+ * domain (3 JUL, 4 log4j, 5 Python) from then on. It returns 0, or -1 with
+ * the reason in err. Called once, from Go. */
+int tp_lttng_open(const char *path, int domain, char *err, size_t errlen);
+/* tp_lttng_set_source(0) leaves a JVM record's source out of its LTTng
+ * event (option lttng_source=off); tp_lttng_source reports the setting. */
+void tp_lttng_set_source(int on);
+TP_INTERNAL int tp_lttng_source(void);
+/* tp_lttng_self_path writes the path of the object holding libtadpole.so's
+ * code (dladdr) into buf; it returns 0, or -1 when unknown. */
+int tp_lttng_self_path(char *buf, size_t len);
+/* tp_lttng_set_registered notes that the process is registered with the
+ * LTTng session daemon(s) without an HQ run (the JVM agent then keeps its
+ * JUL loggers in step anyway). */
+void tp_lttng_set_registered(int on);
+TP_INTERNAL int tp_lttng_registered(void);
+/* tp_set_logger_lttng records how logger h's records are decided for
+ * LTTng (TP_ACCEPT_*; TP_ACCEPT_LOG: lttng-ust's filter decides). */
+void tp_set_logger_lttng(int32_t h, int kind, int32_t level);
+/* tp_lttng_name keeps logger h's name as the LTTng event's logger_name. */
+TP_INTERNAL void tp_lttng_name(int32_t h, const char *name);
+/* tp_lttng_on reports whether logger h may have records for LTTng now
+ * (enabled for LTTng); tp_lttng_wants whether a record at level is one
+ * (enabled, the level passes, and a session records the event now). */
+TP_INTERNAL int tp_lttng_on(int32_t h);
+/* tp_lttng_recording: tp_lttng_on, and a session records the event now. */
+TP_INTERNAL int tp_lttng_recording(int32_t h);
+TP_INTERNAL int tp_lttng_wants(int32_t h, int level);
+/* tp_lttng_log records one record into the LTTng sessions as the domain's
+ * event: logger NULL is logger h's name; class_name, method_name (file
+ * and function for a C host) may be NULL; millis < 0 and tid < 0 are
+ * taken from the clock and the calling thread. */
+TP_INTERNAL void tp_lttng_log(int32_t h, const char *msg, const char *logger, const char *class_name,
+                              const char *method_name, int64_t millis, int level, int tid);
+
 #endif /* TADPOLE_CAPI_TP_H */

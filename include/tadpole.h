@@ -255,7 +255,8 @@ TADPOLE_API int tadpole_marker(const char *key, const char *value);
 
 /*
  * Loggers are named sources of log records. They are listed by
- * "lttng list -j" (or -l, -p: option lttng_domain) once tracing started, and
+ * "lttng list -j" (or -l, -p: option lttng_domain) once tadpole_start was
+ * called, with or without an HQ, and
  * obey "lttng enable-event / disable-event" with their log level and filter
  * rules, per the option logs=auto|lttng|all|none. An enabled logger's record
  * becomes a Bytefrog marker: key "log:<logger name>", value
@@ -285,7 +286,8 @@ TADPOLE_API tadpole_logger tadpole_logger_register(const char *name);
 
 /*
  * tadpole_logger_enabled returns 1 when records of logger h are recorded
- * now (tracing, and the logger enabled by the log policy or LTTng), else 0
+ * now (tracing, and the logger enabled by the log policy or LTTng; or, HQ
+ * or not, an LTTng session records the logger, see below), else 0
  * (also for a bad handle). It is two memory loads: test it before
  * formatting a message. LTTng level and filter rules are applied by
  * tadpole_log, so an enabled logger may still drop a record.
@@ -304,8 +306,16 @@ TADPOLE_API int tadpole_logger_enabled(tadpole_logger h);
  * hundred nanoseconds), which first hands the thread's buffered events
  * over. A disabled logger costs a load.
  *
+ * A record of a logger that "lttng enable-event" enabled also goes into the
+ * LTTng sessions as the official agents' event (lttng_jul:event, or
+ * lttng_log4j / lttng_python per lttng_domain), whether or not an HQ
+ * traces, when libtadpole-lttng.so (built with lttng-ust) is next to
+ * libtadpole.so; option logs=POLICY:TO chooses LTTng, HQ or both.
+ * lttng-ust applies the session's filters and never blocks.
+ *
  * Returns TADPOLE_OK (recorded, or dropped because the logger is disabled or
- * an LTTng rule rejects it), TADPOLE_ENOTCONN, TADPOLE_EBADF, TADPOLE_EINVAL
+ * an LTTng rule rejects it), TADPOLE_ENOTCONN (not tracing, and not
+ * recorded into LTTng), TADPOLE_EBADF, TADPOLE_EINVAL
  * (NULL msg), TADPOLE_ECHILD, TADPOLE_EINTERNAL.
  */
 TADPOLE_API int tadpole_log(tadpole_logger h, int level, const char *level_name, const char *msg);

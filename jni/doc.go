@@ -107,6 +107,21 @@
 // The message is formatted with Formatter.formatMessage when it has
 // parameters or a resource bundle.
 //
+// # LTTng sessions
+//
+// tadpole_start registers the JVM with the LTTng session daemon whether or
+// not an HQ answers, so the JUL thread runs and the loggers are listed with
+// no HQ too. A logger that a session enabled gets a JulHandler; log0
+// returns 1 when the record is one for LTTng (the logger's LTTng level rule
+// passes and a session records lttng_jul:event now: one load in the
+// companion library), and JulHandler then calls lttng0, which fires
+// lttng_jul:event through libtadpole-lttng.so with the fields the official
+// agent fills: the formatted message, the logger, the source class and
+// method (source.c: one JVMTI GetStackTrace read with JUL's rule and the
+// method names cached per jmethodID; LogRecord.getSourceClassName when the
+// source may be explicit; empty with lttng_source=off), getMillis, the
+// level and getThreadID. lttng-ust applies the sessions' filters.
+//
 // # Signals and panics
 //
 // Go forwards faults that do not come from Go code to the JVM's saved

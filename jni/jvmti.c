@@ -257,8 +257,10 @@ int tpj_bind_current(JNIEnv *env) {
 }
 
 /* tpj_begin binds the helpers, starts tracing (waiting for HQ at most the
- * connect and start timeouts) and, when tracing, the JUL thread. The JVM
- * goes on untraced after one warning when HQ is absent. */
+ * connect and start timeouts) and, when tracing or registered with the
+ * LTTng session daemon (which tadpole_start does with or without HQ), the
+ * JUL thread. The JVM goes on untraced after one warning when HQ is
+ * absent, its JUL loggers still listed and recorded into LTTng sessions. */
 static int tpj_start_jul(JNIEnv *env, jclass sync);
 
 /* TPJ_DEFAULTS are the JVM agent's own defaults, put before the user's
@@ -277,11 +279,14 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	}
 	int rc = tadpole_start(opts != NULL ? opts : options);
 	free(opts);
-	if (rc != TADPOLE_OK)
+	if (rc != TADPOLE_OK && !tp_lttng_registered())
 		return; /* tadpole_start logged why, once, as the options say */
-	atomic_store(&tpj_started, 1);
-	if (thread != NULL)
-		tpj_bind_thread(jvmti, env, thread);
+	if (rc == TADPOLE_OK) {
+		atomic_store(&tpj_started, 1);
+		if (thread != NULL)
+			tpj_bind_thread(jvmti, env, thread);
+	}
+	/* Without HQ, the JUL loggers still follow the LTTng sessions. */
 	if (sync != NULL && tpj_start_jul(env, sync) != 0)
 		tpj_warn("cannot start the JUL thread: JUL records are not traced");
 }

@@ -123,9 +123,61 @@ static jint JNICALL tpj_logger_register(JNIEnv *env, jclass cls, jstring name) {
 	return h;
 }
 
+/* A logger needs the agent's JUL handler while its records go to HQ or
+ * into LTTng sessions. */
 static jboolean JNICALL tpj_logger_enabled(JNIEnv *env, jclass cls, jint h) {
 	(void)env, (void)cls;
-	return tadpole_logger_enabled(h) ? JNI_TRUE : JNI_FALSE;
+	return tadpole_logger_enabled(h) || tp_lttng_on(h) ? JNI_TRUE : JNI_FALSE;
+}
+
+/* Bytes of a source class or method name found by tpj_source. */
+#define TPJ_SRC_NAME 512
+
+/* tpj_record_str calls the record's String getter name (()Ljava/lang/String;)
+ * and copies its result into str; -1 on failure (exception cleared). */
+static int tpj_record_str(JNIEnv *env, jobject record, const char *name, struct tpj_str *str) {
+	jclass c = (*env)->GetObjectClass(env, record);
+	jmethodID m = c != NULL ? (*env)->GetMethodID(env, c, name, "()Ljava/lang/String;") : NULL;
+	jstring s = m != NULL ? (jstring)(*env)->CallObjectMethod(env, record, m) : NULL;
+	if ((*env)->ExceptionCheck(env)) {
+		(*env)->ExceptionClear(env);
+		s = NULL;
+	}
+	int rc = tpj_utf(env, s, str);
+	if (s != NULL)
+		(*env)->DeleteLocalRef(env, s);
+	if (c != NULL)
+		(*env)->DeleteLocalRef(env, c);
+	return rc;
+}
+
+/* tpj_lttng records one JUL record into the LTTng sessions as
+ * lttng_jul:event, with the fields the official LTTng Java agent fills
+ * (JulHandler calls it when log0 returned 1): the source class and method
+ * are found from the stack as JUL finds them (source.c), or asked of the
+ * record (LogRecord.getSourceClassName) when it may carry its own. */
+static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, jstring msg, jstring logger,
+                              jlong millis, jint level, jint tid) {
+	(void)cls;
+	struct tpj_str m, l, c, f;
+	m.heap = l.heap = c.heap = f.heap = NULL;
+	char sc[TPJ_SRC_NAME], sm[TPJ_SRC_NAME];
+	const char *cp = sc, *mp = sm;
+	if (!tp_lttng_source()) {
+		cp = mp = ""; /* lttng_source=off */
+	} else if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
+		if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
+		    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)
+			goto out;
+		cp = c.p, mp = f.p;
+	}
+	if (tpj_utf(env, msg, &m) == 0 && tpj_utf(env, logger, &l) == 0)
+		tp_lttng_log(h, m.p, l.p, cp, mp, (int64_t)millis, level, tid);
+out:
+	tpj_str_free(&f);
+	tpj_str_free(&c);
+	tpj_str_free(&l);
+	tpj_str_free(&m);
 }
 
 /* The names of java.util.logging's standard levels, which JulHandler
@@ -165,22 +217,25 @@ static void tpj_log_go(JNIEnv *env, jint h, jint level, const char *std, jstring
  * one JNI call of a record with a standard level: room for the worst case
  * (TPJ_UTF8_PER_CHAR bytes a char) is reserved and the value's length
  * taken from the NUL GetStringUTFRegion writes (modified UTF-8 has no 00
- * byte). No Go crossing. */
-static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring level_name, jstring msg,
+ * byte). No Go crossing. It returns 1 when the record is also one for
+ * the LTTng sessions (then JulHandler calls lttng0 with its source), else
+ * 0. */
+static jint JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring level_name, jstring msg,
                             jint msg_len, jstring tname, jint hash) {
 	(void)cls;
+	jint lt = tp_lttng_wants(h, level) ? 1 : 0;
 	int st = tp_jenter(hash);
 	if (st != TP_J_RECORD && tpj_ready(env, st, tname, hash) != TP_J_RECORD)
-		return;
+		return lt;
 	int d = tp_jlog_accept(h, level);
 	if (d == TP_LOG_DROP)
-		return;
+		return lt;
 	const char *std = level_name == NULL ? tpj_jul_level(level) : NULL;
 	/* JulHandler passes NULL for standard levels only; the agent names any
 	 * other value on its domain's scale. */
 	if (msg == NULL || d == TP_LOG_GO || (level_name == NULL && std == NULL)) {
 		tpj_log_go(env, h, level, std, level_name, msg);
-		return;
+		return lt;
 	}
 	jsize ln = 0;
 	size_t lb;
@@ -195,12 +250,12 @@ static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 		room = lb + 1 + (size_t)(*env)->GetStringUTFLength(env, msg); /* a long message: its exact size */
 	if (msg_len < 0 || room > TADPOLE_MAX_STRING) {
 		tpj_log_go(env, h, level, std, level_name, msg);
-		return;
+		return lt;
 	}
 	char *v = tp_jlog_reserve(h, (uint32_t)room);
 	if (v == NULL) {
 		tpj_log_go(env, h, level, std, level_name, msg);
-		return;
+		return lt;
 	}
 	if (std != NULL) {
 		memcpy(v, std, lb);
@@ -218,6 +273,7 @@ static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 		mb = strnlen(v + lb + 1, room - lb - 1);
 	}
 	tp_jlog_commit((uint32_t)(lb + 1 + mb));
+	return lt;
 }
 
 static jboolean JNICALL tpj_initialized(JNIEnv *env, jclass cls, jclass c) {
@@ -239,7 +295,8 @@ static JNINativeMethod tpj_methods[] = {
 	{"threadName0", "(Ljava/lang/String;I)V", (void *)tpj_thread_name},
 	{"loggerRegister0", "(Ljava/lang/String;)I", (void *)tpj_logger_register},
 	{"loggerEnabled0", "(I)Z", (void *)tpj_logger_enabled},
-	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;I)V", (void *)tpj_log},
+	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;I)I", (void *)tpj_log},
+	{"lttng0", "(ILjava/lang/Object;Ljava/lang/String;Ljava/lang/String;JII)V", (void *)tpj_lttng},
 	{"initialized0", "(Ljava/lang/Class;)Z", (void *)tpj_initialized},
 	{"selfTest0", "(I)I", (void *)tpj_self_test},
 };

@@ -33,4 +33,10 @@ int32_t tpj_name_hash(const char *mutf8);
 /* tpj_warn writes "tadpole: [WARN] <message>" to stderr. */
 void tpj_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* tpj_source writes the source class (binary name) and method of the JUL
+ * record being logged on the calling thread, found as JUL finds it, into
+ * cls and method (source.c). It returns 0, or -1 when the record itself
+ * must be asked (its source may have been given, or the stack is unread). */
+int tpj_source(JNIEnv *env, char *cls, size_t clen, char *method, size_t mlen);
+
 #endif /* TADPOLE_JNI_TPJC_H */

@@ -72,6 +72,11 @@ const (
 	caseNoop    = "no-op handler"
 	caseTadpole = "tadpole"
 	caseLTTng   = "LTTng JUL agent"
+	// caseTadpoleLTTng: tadpole's handler recording into an LTTng session
+	// (libtadpole-lttng.so), no HQ.
+	caseTadpoleLTTng = "tadpole into LTTng"
+	// caseTadpoleLTTngNoSrc: tadpole into LTTng with lttng_source=off.
+	caseTadpoleLTTngNoSrc = "tadpole, no source"
 )
 
 // sample is one JVM's result: ns per record (wall) and the logging
@@ -145,6 +150,12 @@ func report(b *testing.B, name string, s sample) {
 	if name == caseLTTng {
 		if tp, ok := lookup(caseTadpole); ok {
 			b.ReportMetric(s.ns/tp.median.ns, "x-tadpole")
+		}
+		if tp, ok := lookup(caseTadpoleLTTng); ok {
+			b.ReportMetric(s.ns/tp.median.ns, "x-tadpole-lttng")
+		}
+		if tp, ok := lookup(caseTadpoleLTTngNoSrc); ok {
+			b.ReportMetric(s.ns/tp.median.ns, "x-tadpole-lttng-nosource")
 		}
 	}
 }
@@ -238,7 +249,7 @@ const compareRounds = 5
 // TestCompareJUL runs the three cases side by side, in turn, and prints
 // their min / median / max ns per record and the ratios of the medians:
 // tadpole / no-op (tadpole's cost over the floor of a JUL record) and
-// LTTng / tadpole.
+// LTTng / tadpole, and the same into an LTTng session.
 func TestCompareJUL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("side-by-side benchmark")
@@ -246,7 +257,8 @@ func TestCompareJUL(t *testing.T) {
 	cases := []struct {
 		name string
 		run  func(testing.TB, int) sample
-	}{{caseNoop, runNoop}, {caseTadpole, runTadpole}, {caseLTTng, runLTTng}}
+	}{{caseNoop, runNoop}, {caseTadpole, runTadpole}, {caseTadpoleLTTng, runTadpoleLTTng},
+		{caseTadpoleLTTngNoSrc, runTadpoleLTTngNoSource}, {caseLTTng, runLTTng}}
 	for r := range compareRounds {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%s#%d", c.name, r+1), func(t *testing.T) { record(c.name, c.run(t, minRecords)) })
@@ -271,6 +283,20 @@ func TestCompareJUL(t *testing.T) {
 	}
 	if okT && okL {
 		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole (medians): %.1f×\n", lt.median.ns/tp.median.ns)
+	}
+	// Into the same LTTng session: the official agent against tadpole.
+	if tl, ok := lookup(caseTadpoleLTTng); ok {
+		if okN {
+			fmt.Fprintf(os.Stdout, "  ratio tadpole into LTTng / no-op handler (medians): %.2f×\n", tl.median.ns/noop.median.ns)
+		}
+		if okL {
+			fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole into LTTng (medians): %.1f×, logging thread CPU %.1f×\n",
+				lt.median.ns/tl.median.ns, lt.median.cpu/tl.median.cpu)
+		}
+	}
+	if tn, ok := lookup(caseTadpoleLTTngNoSrc); ok && okL {
+		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole into LTTng, lttng_source=off (medians): %.1f×, logging thread CPU %.1f×\n",
+			lt.median.ns/tn.median.ns, lt.median.cpu/tn.median.cpu)
 	}
 	fmt.Fprintln(os.Stdout)
 }

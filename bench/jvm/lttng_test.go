@@ -3,6 +3,7 @@ package jvm
 import (
 	"context"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -26,6 +27,13 @@ var (
 // active session enabling the logger; the session must discard nothing.
 func BenchmarkJULLTTng(b *testing.B) { report(b, caseLTTng, runLTTng(b, records(b))) }
 
+// BenchmarkJULTadpoleLTTng: tadpole's handler recording into an active
+// LTTng session through libtadpole-lttng.so, no HQ; the session must
+// discard nothing.
+func BenchmarkJULTadpoleLTTng(b *testing.B) {
+	report(b, caseTadpoleLTTng, runTadpoleLTTng(b, records(b)))
+}
+
 // runLTTng runs JulBench with the LTTng-UST JUL agent under a session
 // daemon of its own and checks that the session lost nothing.
 func runLTTng(b testing.TB, n int) sample {
@@ -45,6 +53,45 @@ func runLTTng(b testing.TB, n int) sample {
 		skip(b, "liblttng-ust-jul-jni.so not found")
 	}
 	cp := benchClasses(b, e)
+	return runInSession(b, func(ctx context.Context) *exec.Cmd {
+		return javaCmd(ctx, e, cp+":"+strings.Join(lttngJars, ":"), []string{"-Djava.library.path=" + libDir}, "lttng", n)
+	}, n)
+}
+
+// BenchmarkJULTadpoleLTTngNoSource: the same with lttng_source=off (no
+// class and method in the event).
+func BenchmarkJULTadpoleLTTngNoSource(b *testing.B) {
+	report(b, caseTadpoleLTTngNoSrc, runTadpoleLTTngNoSource(b, records(b)))
+}
+
+// runTadpoleLTTng runs JulBench with tadpole's handler, no HQ, recording
+// into the session through libtadpole-lttng.so.
+func runTadpoleLTTng(b testing.TB, n int) sample { return runTadpoleInSession(b, n, "logs=lttng") }
+
+// runTadpoleLTTngNoSource is runTadpoleLTTng with lttng_source=off.
+func runTadpoleLTTngNoSource(b testing.TB, n int) sample {
+	return runTadpoleInSession(b, n, "logs=lttng,lttng_source=off")
+}
+
+func runTadpoleInSession(b testing.TB, n int, options string) sample {
+	e := jtest.Build(b)
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
+		skip(b, "libtadpole-lttng.so not built (liblttng-ust-dev missing)")
+	}
+	// Readable by the user the application runs as.
+	if err := os.Chmod(filepath.Dir(e.Lib), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	cp := benchClasses(b, e)
+	return runInSession(b, func(ctx context.Context) *exec.Cmd {
+		return javaCmd(ctx, e, cp, []string{"-agentpath:" + e.Lib + "=" + options}, "tadpole", n)
+	}, n)
+}
+
+// runInSession runs the JulBench command under a session daemon of its
+// own, with a session enabling the benchmark logger, and checks that the
+// session lost nothing.
+func runInSession(b testing.TB, command func(context.Context) *exec.Cmd, n int) sample {
 	s := testpeers.StartSessiond(b)
 	s.MustLttng("create", "julbench", "--output="+s.MkdirAll("trace"))
 	// JUL events go to the UST channel lttng_jul_channel. Created here
@@ -59,7 +106,7 @@ func runLTTng(b testing.TB, n int) sample {
 	s.MustLttng("start", "julbench")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := javaCmd(ctx, e, cp+":"+strings.Join(lttngJars, ":"), []string{"-Djava.library.path=" + libDir}, "lttng", n)
+	cmd := command(ctx)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + s.Home, "LTTNG_HOME=" + s.Home, "LTTNG_UST_ALLOW_BLOCKING=1"}
 	cmd.Dir = s.Home
 	if os.Geteuid() == 0 {

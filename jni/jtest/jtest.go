@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,7 +70,14 @@ func build() (*Env, error) {
 			"-ldflags=-s -w -extldflags=-Wl,--version-script="+filepath.Join(root, "cmd/libtadpole/exports.map"),
 			"-o", e.Lib, "./jni/jtest/libjvm"),
 		exec.CommandContext(ctx, "javac", "-nowarn", "-cp", filepath.Join(root, "jni/classes"), "-d", e.Classes,
-			filepath.Join(root, "jni/jtest/testdata/JApp.java")),
+			filepath.Join(root, "jni/jtest/testdata/JApp.java"), filepath.Join(root, "jni/jtest/testdata/JLttng.java")),
+	}
+	// libtadpole-lttng.so next to libtadpole.so, as ./build.sh lib puts
+	// it, when lttng-ust's headers are installed.
+	if out, err := exec.Command("pkg-config", "--cflags", "--libs", "lttng-ust").Output(); err == nil {
+		args := []string{"-O2", "-Wall", "-fPIC", "-shared", "-fvisibility=hidden", "-Icapi/lttng", "-o",
+			filepath.Join(dir, "libtadpole-lttng.so"), "capi/lttng/tadpole_lttng.c"}
+		steps = append(steps, exec.CommandContext(ctx, "gcc", append(args, strings.Fields(string(out))...)...))
 	}
 	for _, c := range steps {
 		c.Dir = root

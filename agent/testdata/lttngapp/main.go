@@ -1,7 +1,8 @@
 // Command lttngapp is the Go program of the agent's LTTng integration
 // tests: it uses the agent as an application would (configuration from
 // TADPOLE_* variables, slog loggers) and logs in a loop until its standard
-// input closes.
+// input closes. Without TADPOLE_HQ it only registers with the LTTng
+// session daemon (agent.RegisterLTTng).
 //
 // Every iteration logs "tick seq=N" at DEBUG, INFO, WARN and ERROR on the
 // loggers app.orders, app.payments and app.orders.db, then records the
@@ -41,8 +42,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	a, err := agent.Start(context.Background(), cfg)
-	if err != nil {
+	var a *agent.Agent
+	if cfg.HQ == "" {
+		// LTTng alone: listed by the session daemon and obeying it, no HQ.
+		if err := agent.RegisterLTTng(cfg); err != nil {
+			return err
+		}
+	} else if a, err = agent.Start(context.Background(), cfg); err != nil {
 		return err
 	}
 	debug := &agent.SlogOptions{Level: slog.LevelDebug}
@@ -67,6 +73,9 @@ func run() error {
 		}
 		agent.Mark(tickMarker, strconv.Itoa(seq))
 		time.Sleep(tickInterval)
+	}
+	if a == nil {
+		return nil
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -45,7 +45,12 @@ final class JulHandler extends Handler {
 			msg = "";
 		}
 		String t = Thread.currentThread().getName();
-		Tadpole.log0(handle, l.intValue(), standard(l) ? null : l.getName(), msg, msg.length(), t, t.hashCode());
+		if (Tadpole.log0(handle, l.intValue(), standard(l) ? null : l.getName(), msg, msg.length(), t,
+				t.hashCode()) != 0) {
+			// An LTTng session records it: with its source, time and
+			// thread, as the official LTTng agent does.
+			Tadpole.lttng0(handle, r, msg, name, r.getMillis(), l.intValue(), r.getThreadID());
+		}
 	}
 
 	/* standard reports whether l is one of java.util.logging's own levels,

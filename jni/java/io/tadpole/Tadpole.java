@@ -69,8 +69,14 @@ public final class Tadpole {
 
 	/* levelName is null for java.util.logging's standard levels; msgLength
 	 * is msg.length(). */
-	static native void log0(int handle, int level, String levelName, String msg, int msgLength, String threadName,
+	static native int log0(int handle, int level, String levelName, String msg, int msgLength, String threadName,
 			int nameHash);
+
+	/* Records a JUL record (a java.util.logging.LogRecord) log0 returned 1
+	 * for into the LTTng sessions, as the official LTTng agent's
+	 * lttng_jul:event; the native finds the record's source. */
+	static native void lttng0(int handle, Object record, String msg, String loggerName, long millis, int level,
+			int threadId);
 
 	static native boolean initialized0(Class<?> c);
 

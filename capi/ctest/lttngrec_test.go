@@ -1,0 +1,308 @@
+package ctest
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
+)
+
+// cprog is a running testdata/lttngrec.c.
+type cprog struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *strings.Builder
+	exited chan error
+}
+
+func startLTTngRec(t *testing.T, bin string, env []string, opts string) *cprog {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, bin, opts)
+	cmd.Env = env
+	p := &cprog{cmd: cmd, lines: make(chan string, 16), stderr: &strings.Builder{}, exited: make(chan error, 1)}
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+			p.lines <- s.Text()
+		}
+		close(p.lines)
+		p.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		p.stdin.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(logWait):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("lttngrec stderr:\n%s", p.stderr.String())
+		}
+	})
+	p.expect(t, "ready")
+	return p
+}
+
+// expect waits for a line starting with want.
+func (p *cprog) expect(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(logWait)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("lttngrec ended before %q", want)
+			}
+			if strings.HasPrefix(l, want) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("lttngrec did not print %q within %v", want, logWait)
+		}
+	}
+}
+
+func (p *cprog) emit(t *testing.T, phase string) {
+	t.Helper()
+	if _, err := io.WriteString(p.stdin, "emit "+phase+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	p.expect(t, "emitted "+phase)
+}
+
+func (p *cprog) end(t *testing.T) {
+	t.Helper()
+	p.stdin.Close()
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("lttngrec: %v\n%s", err, p.stderr.String())
+		}
+	case <-time.After(logWait):
+		t.Fatal("lttngrec did not exit")
+	}
+}
+
+// cScenario: s1 enables capp.alpha (every level) and disables it after
+// phase p1; s2 enables capp.beta from SEVERE up and capp.alpha under the
+// filter msg == "*warn*", for both phases.
+func cScenario(t *testing.T, sd *testpeers.Sessiond, p *cprog) (s1, s2 []LTTngEvent) {
+	t.Helper()
+	waitFor(t, "lttng list -j showing capp.alpha and capp.beta", func() bool {
+		out, err := sd.Lttng("list", "-j")
+		return err == nil && strings.Contains(out, "capp.alpha") && strings.Contains(out, "capp.beta")
+	})
+	sd.MustLttng("--no-sessiond", "create", "s1", "--output="+sd.MkdirAll("s1"))
+	sd.MustLttng("enable-event", "-j", "capp.alpha", "-s", "s1")
+	sd.MustLttng("start", "s1")
+	sd.MustLttng("--no-sessiond", "create", "s2", "--output="+sd.MkdirAll("s2"))
+	sd.MustLttng("enable-event", "-j", "capp.beta", "--loglevel=JUL_SEVERE", "-s", "s2")
+	sd.MustLttng("enable-event", "-j", "capp.alpha", "--filter", `msg == "*warn*"`, "-s", "s2")
+	sd.MustLttng("start", "s2")
+	p.emit(t, "p1")
+	sd.MustLttng("disable-event", "-j", "capp.alpha", "-s", "s1")
+	p.emit(t, "p2")
+	sd.MustLttng("stop", "s1")
+	sd.MustLttng("stop", "s2")
+	s1, s2 = ViewSession(t, sd, "s1"), ViewSession(t, sd, "s2")
+	sd.MustLttng("destroy", "s1")
+	sd.MustLttng("destroy", "s2")
+	return s1, s2
+}
+
+func cWant() (s1, s2 []string) {
+	for i := 0; i < 3; i++ {
+		n := strconv.Itoa(i)
+		s1 = append(s1, "p1 info "+n, "p1 warn "+n)
+	}
+	for _, p := range []string{"p1", "p2"} {
+		for i := 0; i < 3; i++ {
+			n := strconv.Itoa(i)
+			s2 = append(s2, p+" warn "+n, p+" severe "+n)
+		}
+	}
+	return s1, s2
+}
+
+var cLevels = map[string]string{"info": "800", "warn": "900", "severe": "1000"}
+
+// TestLTTngRecordC: a C program records its enabled loggers' records into
+// LTTng sessions as lttng_jul:event (fields of lttng-ust 2.13: logger,
+// level, time, thread id; no source through tadpole_log), exactly those
+// enabled (levels, a filter, disable-event, two sessions at once), with
+// no HQ and with one (logs=lttng:both: HQ gets them too).
+func TestLTTngRecordC(t *testing.T) {
+	lib := BuildLib(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(lib.Dir, "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "lttngrec")
+	lib.Compile(t, bin, "testdata/lttngrec.c")
+	for _, withHQ := range []bool{false, true} {
+		name := "noHQ"
+		if withHQ {
+			name = "HQ"
+		}
+		t.Run(name, func(t *testing.T) {
+			sd := testpeers.StartSessiond(t)
+			env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms", "TADPOLE_FLUSH_INTERVAL=5ms")
+			opts := "logs=lttng:both"
+			var h *testHQ
+			if withHQ {
+				h = startHQ(t, nil)
+				opts += ",hq=" + h.Srv.Addr()
+			}
+			from := time.Now()
+			p := startLTTngRec(t, bin, env, opts)
+			s1, s2 := cScenario(t, sd, p)
+			p.end(t)
+			to := time.Now()
+			w1, w2 := cWant()
+			if got := Messages(s1); !slices.Equal(got, w1) {
+				t.Fatalf("session s1 recorded %q;\nwant %q", got, w1)
+			}
+			if got := Messages(s2); !slices.Equal(got, w2) {
+				t.Fatalf("session s2 recorded %q;\nwant %q", got, w2)
+			}
+			tid := strconv.Itoa(p.cmd.Process.Pid) // the main thread logs
+			for _, e := range append(s1, s2...) {
+				f := e.Fields
+				word := strings.Fields(f["msg"])[1]
+				logger := "capp.alpha"
+				if word == "severe" {
+					logger = "capp.beta"
+				}
+				ms, _ := strconv.ParseInt(f["long_millis"], 10, 64)
+				if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, JULFields) || f["logger_name"] != logger ||
+					f["int_loglevel"] != cLevels[word] || f["int_threadid"] != tid || f["class_name"] != "" ||
+					f["method_name"] != "" || ms < from.UnixMilli() || ms > to.UnixMilli() {
+					t.Fatalf("event %s %v; want lttng_jul:event %v, logger %s, level %s, thread %s, millis in [%d, %d]",
+						e.Name, f, JULFields, logger, cLevels[word], tid, from.UnixMilli(), to.UnixMilli())
+				}
+			}
+			if withHQ {
+				col := h.Collector(0)
+				waitFor(t, "capp.alpha records at HQ", func() bool {
+					return slices.Contains(col.Markers("log:capp.alpha"), "INFO p1 info 0")
+				})
+				for _, v := range col.Markers("log:capp.beta") {
+					if !strings.HasPrefix(v, "SEVERE ") {
+						t.Fatalf("HQ got capp.beta record %q; only SEVERE ones are enabled", v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLTTngNoCompanion: without libtadpole-lttng.so a C program with no
+// HQ is still listed and obeys the daemon, records nothing into LTTng, and
+// says so once.
+func TestLTTngNoCompanion(t *testing.T) {
+	lib := BuildLib(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	bin := filepath.Join(t.TempDir(), "lttngrec")
+	lib.Compile(t, bin, "testdata/lttngrec.c")
+	sd := testpeers.StartSessiond(t)
+	env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms")
+	p := startLTTngRec(t, bin, env, "lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
+	s1, s2 := cScenario(t, sd, p)
+	p.end(t)
+	if len(s1) != 0 || len(s2) != 0 {
+		t.Fatalf("without the companion library: recorded %q and %q; want nothing", Messages(s1), Messages(s2))
+	}
+	if n := strings.Count(p.stderr.String(), "LTTng recording unavailable"); n != 1 {
+		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, p.stderr.String())
+	}
+}
+
+// TestLTTngRecordDomains: with lttng_domain=log4j or python a C program is
+// listed by `lttng list -l` / `-p`, and `enable-event -l` / `-p` puts its
+// records into the session as lttng_log4j:event / lttng_python:event with
+// the fields of lttng-ust 2.13's providers, in order.
+func TestLTTngRecordDomains(t *testing.T) {
+	lib := BuildLib(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(lib.Dir, "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "lttngrec")
+	lib.Compile(t, bin, "testdata/lttngrec.c")
+	for _, d := range []struct {
+		domain, flag, event string
+		fields              []string
+		logger, level       string // the fields naming the logger and the level
+	}{
+		{"log4j", "-l", "lttng_log4j:event", []string{"msg", "logger_name", "class_name", "method_name", "filename",
+			"line_number", "timestamp", "int_loglevel", "thread_name"}, "logger_name", "int_loglevel"},
+		{"python", "-p", "lttng_python:event", []string{"asctime", "msg", "logger_name", "funcName", "lineno",
+			"int_loglevel", "thread", "threadName"}, "logger_name", "int_loglevel"},
+	} {
+		t.Run(d.domain, func(t *testing.T) {
+			sd := testpeers.StartSessiond(t)
+			env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms")
+			p := startLTTngRec(t, bin, env, "lttng_domain="+d.domain)
+			waitFor(t, "lttng list "+d.flag+" showing capp.alpha", func() bool {
+				out, err := sd.Lttng("list", d.flag)
+				return err == nil && strings.Contains(out, "capp.alpha")
+			})
+			sd.MustLttng("--no-sessiond", "create", "s", "--output="+sd.MkdirAll("s"))
+			sd.MustLttng("enable-event", d.flag, "capp.alpha", "-s", "s")
+			sd.MustLttng("start", "s")
+			p.emit(t, "p1")
+			sd.MustLttng("stop", "s")
+			evs := ViewSession(t, sd, "s")
+			sd.MustLttng("destroy", "s")
+			p.end(t)
+			var want []string
+			for i := 0; i < 3; i++ {
+				want = append(want, "p1 info "+strconv.Itoa(i), "p1 warn "+strconv.Itoa(i))
+			}
+			if got := Messages(evs); !slices.Equal(got, want) {
+				t.Fatalf("recorded %q; want %q", got, want)
+			}
+			for _, e := range evs {
+				lv := "800"
+				if strings.Contains(e.Fields["msg"], "warn") {
+					lv = "900"
+				}
+				if e.Name != d.event || !slices.Equal(e.Keys, d.fields) || e.Fields[d.logger] != "capp.alpha" ||
+					e.Fields[d.level] != lv {
+					t.Fatalf("event %s %v %v; want %s with fields %v, logger capp.alpha, level %s", e.Name, e.Keys,
+						e.Fields, d.event, d.fields, lv)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,367 @@
+package jtest
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/capi/ctest"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
+)
+
+// The official LTTng Java agent's JUL jars (Debian: liblttng-ust-agent-java).
+var officialJUL = []string{"/usr/share/java/lttng-ust-agent-jul.jar", "/usr/share/java/lttng-ust-agent-common.jar"}
+
+// jvm is a running JLttng.
+type jvm struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *strings.Builder
+	exited chan error
+}
+
+// startJLttng runs JLttng under tadpole (options: the -agentpath options)
+// or, with official, under the official LTTng JUL agent, with the daemon's
+// LTTNG_HOME and no HQ, and waits for it to be ready.
+func startJLttng(t *testing.T, e *Env, sd *testpeers.Sessiond, official bool, options string, env ...string) *jvm {
+	t.Helper()
+	cp := []string{e.Classes, filepath.Join(e.Root, "jni", "classes")}
+	args := []string{"-XX:+UseSerialGC"}
+	mode := "tadpole"
+	if official {
+		cp = append(cp, officialJUL...)
+		mode = "official"
+	} else {
+		p := "-agentpath:" + e.Lib
+		if options != "" {
+			p += "=" + options
+		}
+		args = append(args, p)
+	}
+	args = append(args, "-cp", strings.Join(cp, string(os.PathListSeparator)), "JLttng", mode)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, "java", args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LTTNG_HOME=" + sd.Home,
+		"TADPOLE_LTTNG_RETRY=200ms"}
+	cmd.Env = append(cmd.Env, env...)
+	j := &jvm{cmd: cmd, lines: make(chan string, 16), stderr: &strings.Builder{}, exited: make(chan error, 1)}
+	var err error
+	if j.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = j.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		s := bufio.NewScanner(stdout)
+		for s.Scan() {
+			j.lines <- s.Text()
+		}
+		close(j.lines)
+		j.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		j.stdin.Close()
+		select {
+		case <-j.exited:
+		case <-time.After(lttngWait):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("%s JVM stderr:\n%s", mode, j.stderr.String())
+		}
+	})
+	j.expect(t, "ready")
+	return j
+}
+
+// expect waits for the JVM to print want.
+func (j *jvm) expect(t *testing.T, want string) {
+	t.Helper()
+	timeout := time.After(lttngWait)
+	for {
+		select {
+		case l, ok := <-j.lines:
+			if !ok {
+				t.Fatalf("JVM ended before %q", want)
+			}
+			if l == want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("JVM did not print %q within %v", want, lttngWait)
+		}
+	}
+}
+
+// emit has the JVM log one batch of records, phase p.
+func (j *jvm) emit(t *testing.T, p string) {
+	t.Helper()
+	if _, err := io.WriteString(j.stdin, "emit "+p+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	j.expect(t, "emitted "+p)
+}
+
+// end closes the JVM's stdin and checks that it exits cleanly.
+func (j *jvm) end(t *testing.T) {
+	t.Helper()
+	j.stdin.Close()
+	select {
+	case err := <-j.exited:
+		if err != nil {
+			t.Fatalf("JVM: %v\n%s", err, j.stderr.String())
+		}
+	case <-time.After(lttngWait):
+		t.Fatal("JVM did not exit")
+	}
+}
+
+// julScenario runs the two-session scenario against a JVM and returns
+// what each session recorded: s1 enables shop.orders (every level), then
+// disables it after phase p1; s2 enables shop.pay from SEVERE up and
+// shop.orders under the filter msg == "*warn*", for both phases.
+func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []ctest.LTTngEvent) {
+	t.Helper()
+	pid := j.cmd.Process.Pid
+	waitFor(t, "JVM listed by lttng list -j with its loggers", func() bool {
+		names, ok := sd.ListedJUL(pid)
+		return ok && slices.Contains(names, "shop.orders") && slices.Contains(names, "shop.pay")
+	})
+	sd.MustLttng("--no-sessiond", "create", "s1", "--output="+sd.MkdirAll("s1"))
+	sd.MustLttng("enable-event", "-j", "shop.orders", "-s", "s1")
+	sd.MustLttng("start", "s1")
+	sd.MustLttng("--no-sessiond", "create", "s2", "--output="+sd.MkdirAll("s2"))
+	sd.MustLttng("enable-event", "-j", "shop.pay", "--loglevel=JUL_SEVERE", "-s", "s2")
+	sd.MustLttng("enable-event", "-j", "shop.orders", "--filter", `msg == "*warn*"`, "-s", "s2")
+	sd.MustLttng("start", "s2")
+	j.emit(t, "p1")
+	sd.MustLttng("disable-event", "-j", "shop.orders", "-s", "s1")
+	j.emit(t, "p2")
+	sd.MustLttng("stop", "s1")
+	sd.MustLttng("stop", "s2")
+	s1, s2 = ctest.ViewSession(t, sd, "s1"), ctest.ViewSession(t, sd, "s2")
+	sd.MustLttng("destroy", "s1")
+	sd.MustLttng("destroy", "s2")
+	return s1, s2
+}
+
+// wantS1 and wantS2 are the messages each session must hold, in order.
+func wantS1() []string {
+	var w []string
+	for i := 0; i < 3; i++ {
+		n := strconv.Itoa(i)
+		w = append(w, "p1 order "+n, "p1 fine "+n, "p1 warn "+n, "p1 param "+n+" of three")
+	}
+	return w
+}
+
+func wantS2() []string {
+	var w []string
+	for _, p := range []string{"p1", "p2"} {
+		for i := 0; i < 3; i++ {
+			n := strconv.Itoa(i)
+			w = append(w, p+" warn "+n, p+" payfail "+n)
+		}
+	}
+	return w
+}
+
+var julLevels = map[string]string{"order": "800", "fine": "500", "warn": "900", "param": "800", "payfail": "1000"}
+
+// checkJULEvents checks the events' name, field names and order, and the
+// fields tadpole fills from the record.
+func checkJULEvents(t *testing.T, who string, evs []ctest.LTTngEvent, from, to time.Time) {
+	t.Helper()
+	for _, e := range evs {
+		if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, ctest.JULFields) {
+			t.Fatalf("%s: event %s with fields %v; want lttng_jul:event with %v", who, e.Name, e.Keys, ctest.JULFields)
+		}
+		f := e.Fields
+		word := strings.Fields(f["msg"])[1]
+		logger := "shop.orders"
+		if word == "payfail" {
+			logger = "shop.pay"
+		}
+		ms, _ := strconv.ParseInt(f["long_millis"], 10, 64)
+		if f["logger_name"] != logger || f["class_name"] != "JLttng" || f["method_name"] != "emit" ||
+			f["int_loglevel"] != julLevels[word] || ms < from.UnixMilli() || ms > to.UnixMilli() {
+			t.Fatalf("%s: event %v; want logger %s, JLttng.emit, level %s, millis in [%d, %d]", who, f, logger,
+				julLevels[word], from.UnixMilli(), to.UnixMilli())
+		}
+	}
+}
+
+// TestLTTngRecordJUL: a JVM under tadpole with no HQ is listed by the
+// session daemon, and `lttng enable-event -j` puts exactly the enabled JUL
+// records into each LTTng session (levels, a filter expression,
+// disable-event, two sessions at once), as lttng_jul:event with the
+// fields of lttng-ust 2.13; the same program under the official LTTng
+// Java agent records the same events, field for field (time aside).
+func TestLTTngRecordJUL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	sd := testpeers.StartSessiond(t)
+
+	from := time.Now()
+	j := startJLttng(t, e, sd, false, "")
+	s1, s2 := julScenario(t, sd, j)
+	j.end(t)
+	to := time.Now()
+	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
+		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
+	}
+	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
+		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
+	}
+	checkJULEvents(t, "tadpole", append(s1, s2...), from, to)
+
+	for _, f := range officialJUL {
+		if _, err := os.Stat(f); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("official LTTng Java agent missing: %v", err)
+			}
+			t.Skipf("official LTTng Java agent missing (install liblttng-ust-agent-java): %v", err)
+		}
+	}
+	o := startJLttng(t, e, sd, true, "")
+	o1, o2 := julScenario(t, sd, o)
+	o.end(t)
+	for i, pair := range [][2][]ctest.LTTngEvent{{s1, o1}, {s2, o2}} {
+		got, want := pair[0], pair[1]
+		if len(got) != len(want) {
+			t.Fatalf("session s%d: tadpole recorded %d events, the official agent %d:\n%q\n%q",
+				i+1, len(got), len(want), ctest.Messages(got), ctest.Messages(want))
+		}
+		for k := range got {
+			g, w := got[k], want[k]
+			if g.Name != w.Name || !slices.Equal(g.Keys, w.Keys) {
+				t.Fatalf("session s%d event %d: tadpole %s %v, official %s %v", i+1, k, g.Name, g.Keys, w.Name, w.Keys)
+			}
+			for _, key := range g.Keys {
+				if key != "long_millis" && g.Fields[key] != w.Fields[key] {
+					t.Fatalf("session s%d event %d field %s: tadpole %q, official %q", i+1, k, key,
+						g.Fields[key], w.Fields[key])
+				}
+			}
+		}
+	}
+	t.Logf("s1: %d events, s2: %d events, the same as the official agent's", len(s1), len(s2))
+}
+
+// TestLTTngNoCompanion: without libtadpole-lttng.so (or lttng-ust) a JVM
+// with no HQ still runs, is listed and answers the daemon's commands; it
+// says once that LTTng recording is unavailable, and records nothing.
+func TestLTTngNoCompanion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	sd := testpeers.StartSessiond(t)
+	j := startJLttng(t, e, sd, false, "lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
+	s1, s2 := julScenario(t, sd, j)
+	j.end(t)
+	if len(s1) != 0 || len(s2) != 0 {
+		t.Fatalf("without the companion library: recorded %q and %q; want nothing", ctest.Messages(s1), ctest.Messages(s2))
+	}
+	if n := strings.Count(j.stderr.String(), "LTTng recording unavailable"); n != 1 {
+		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, j.stderr.String())
+	}
+}
+
+// TestLTTngRecordJULNoSource: with lttng_source=off the same records reach
+// the sessions with empty class_name and method_name.
+func TestLTTngRecordJULNoSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	sd := testpeers.StartSessiond(t)
+	j := startJLttng(t, e, sd, false, "lttng_source=off")
+	s1, s2 := julScenario(t, sd, j)
+	j.end(t)
+	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
+		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
+	}
+	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
+		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
+	}
+	for _, ev := range append(s1, s2...) {
+		if ev.Fields["class_name"] != "" || ev.Fields["method_name"] != "" {
+			t.Fatalf("lttng_source=off: event %v has a source", ev.Fields)
+		}
+	}
+}
+
+// TestLTTngRecordJULWithHQ: with an HQ tracing too (logs=lttng, records to
+// both), the sessions record exactly what they enabled and HQ gets the
+// enabled loggers' records as markers.
+func TestLTTngRecordJULWithHQ(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	sd := testpeers.StartSessiond(t)
+	h := startHQ(t)
+	j := startJLttng(t, e, sd, false, "logs=lttng", "TADPOLE_HQ="+h.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms")
+	s1, s2 := julScenario(t, sd, j)
+	j.end(t)
+	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
+		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
+	}
+	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
+		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
+	}
+	cols := h.Collectors()
+	if len(cols) == 0 {
+		t.Fatal("no HQ run")
+	}
+	c := cols[len(cols)-1]
+	waitFor(t, "shop.orders records at HQ", func() bool {
+		return slices.Contains(c.Markers("log:shop.orders"), "INFO p1 order 0")
+	})
+	for _, v := range c.Markers("log:shop.pay") {
+		if !strings.HasPrefix(v, "SEVERE ") {
+			t.Fatalf("HQ got shop.pay record %q; only SEVERE ones are enabled", v)
+		}
+	}
+}
