@@ -95,6 +95,9 @@ func (d *discipline) dataBreak() {
 func (d *discipline) event(m *bytefrog.Msg, r *Report) {
 	switch m.Type {
 	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
+	case bytefrog.MsgMarker:
+		d.timed(m, r) // markers and log records are collected too
+		return
 	default:
 		return
 	}

@@ -178,9 +178,8 @@ func TestModeWindows(t *testing.T) {
 				r.g.Entry(1, 1)
 				r.g.Exit(1, 1, 2)
 			}
-			// Markers are not checked: only method events.
 			rep := r.finish()
-			if want := 2 * tc.faults; rep.InWindow != want {
+			if want := 3 * tc.faults; rep.InWindow != want { // a marker, an entry, an exit
 				t.Errorf("%d event(s) in a window; want %d (%v)", rep.InWindow, want, rep.Warnings)
 			}
 			if rep.OK != (tc.faults == 0) {

@@ -110,7 +110,7 @@ type Report struct {
 	StackFaults    int64 // exits, bubbles or throws not of the innermost call
 	UnmatchedExits int64 // exits of calls entered before tracing or a break
 	DeepStacks     int64 // threads whose stack outgrew what HQ keeps
-	// InWindow counts events stamped more than ModeSlack ms inside a window
+	// InWindow counts events (markers too) stamped more than ModeSlack ms inside a window
 	// in which HQ had told the agent not to collect (suspend, pause, stop).
 	InWindow int64
 
