@@ -127,7 +127,9 @@ func (t *Trace) Publish(s int, idx Index, data []byte) error {
 	st.packets = append(st.packets, packet{idx: idx, data: data})
 	st.hasBeacon = false
 	t.held += n
-	t.order = append(t.order, pktRef{s, st.first + uint64(len(st.packets)) - 1})
+	if !t.cfg.Block {
+		t.order = append(t.order, pktRef{s, st.first + uint64(len(st.packets)) - 1})
+	}
 	return nil
 }
 
@@ -136,27 +138,34 @@ func (t *Trace) dropOldest() {
 	r := t.order[0]
 	t.order = t.order[1:]
 	st := t.streams[r.stream]
+	if r.seq < st.first {
+		return // trimmed already
+	}
 	t.held -= int64(len(st.packets[0].data))
 	st.packets[0] = packet{}
 	st.packets = st.packets[1:]
 	st.first++
 }
 
-// trimRead drops the oldest packet if every reader has moved past it; it
-// reports whether it did.
+// trimRead drops, on every stream, the leading packets every reader is
+// done with (it has asked for a later index); it reports whether it
+// dropped any.
 func (t *Trace) trimRead() bool {
-	if len(t.order) == 0 {
-		return false
-	}
-	r := t.order[0]
-	for rd := range t.readers {
-		// The last packet handed out may still be read by GET_PACKET.
-		if r.stream >= len(rd.next) || rd.next[r.stream] <= r.seq+1 {
-			return false
+	dropped := false
+	for i, st := range t.streams {
+		done := st.first + uint64(len(st.packets))
+		for rd := range t.readers {
+			done = min(done, rd.doneLocked(i))
+		}
+		for st.first < done {
+			t.held -= int64(len(st.packets[0].data))
+			st.packets[0] = packet{}
+			st.packets = st.packets[1:]
+			st.first++
+			dropped = true
 		}
 	}
-	t.dropOldest()
-	return true
+	return dropped
 }
 
 // Beacon tells viewers that stream s has no data before ts (clock
@@ -214,6 +223,7 @@ type Reader struct {
 	t        *Trace
 	seek     Seek
 	next     []uint64 // per stream: seq of the next packet to hand out
+	done     []uint64 // per stream: packets before it are read
 	known    int      // streams announced to the viewer
 	metaSent int
 }
@@ -290,6 +300,18 @@ func (r *Reader) nextLocked(s int) uint64 {
 	return r.next[s]
 }
 
+// doneLocked returns the seq before which this reader has read every
+// packet of stream s: those before the index it asked for last.
+func (r *Reader) doneLocked(s int) uint64 {
+	if s < len(r.done) {
+		return r.done[s]
+	}
+	if s < len(r.next) {
+		return r.next[s] // SeekLast: nothing before is wanted
+	}
+	return r.t.streams[s].first
+}
+
 // flagsLocked returns the flags a reply to this reader carries.
 func (r *Reader) flagsLocked() Flags {
 	var f Flags
@@ -321,6 +343,14 @@ func (r *Reader) NextIndex(s int) Index {
 		n = st.first
 	}
 	end := st.first + uint64(len(st.packets))
+	// Asking for the next index means the previous packet is read.
+	for len(r.done) <= s {
+		r.done = append(r.done, r.doneLocked(len(r.done)))
+	}
+	if n > r.done[s] {
+		r.done[s] = n
+		t.cond.Broadcast()
+	}
 	var x Index
 	switch {
 	case n >= end && t.ended:
@@ -333,7 +363,6 @@ func (r *Reader) NextIndex(s int) Index {
 		x = st.packets[n-st.first].idx
 		x.Status = IndexOK
 		n++
-		t.cond.Broadcast()
 	}
 	r.next[s] = n
 	x.Flags = r.flagsLocked()
