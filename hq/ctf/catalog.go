@@ -76,16 +76,16 @@ func NewCatalog(cfg *CatalogConfig) (*Catalog, error) {
 type session struct {
 	c *Catalog
 
-	mu       sync.Mutex
-	info     live.SessionInfo
-	trace    *live.Trace // live run; nil once served from its file
-	file     string
-	start    time.Time
-	runID    uint8
-	agent    string
-	writer   Config
-	ended    bool
-	endedAt  time.Time
+	mu      sync.Mutex
+	info    live.SessionInfo
+	trace   *live.Trace // live run; nil once served from its file
+	file    string
+	start   time.Time
+	runID   uint8
+	agent   string
+	writer  Config
+	ended   bool
+	endedAt time.Time
 }
 
 func (s *session) Info() live.SessionInfo {
@@ -150,6 +150,7 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 		if rep != nil && rep.TraceFile != "" {
 			s.file = rep.TraceFile
 			s.trace = nil // served from the file from now on
+			s.info.Recorded = true
 			os.WriteFile(rep.TraceFile+nameSuffix, []byte(s.info.Hostname+"/"+s.info.Name+"\n"), 0o644)
 		}
 		s.mu.Unlock()
