@@ -82,9 +82,13 @@ func (d *decoded) Message(m *bytefrog.Msg) {
 	}
 }
 
-func (d *decoded) DataBreak(int32)     {}
-func (d *decoded) Finish(*hq.Report)   {}
-func (d *decoded) snapshot() []string { d.mu.Lock(); defer d.mu.Unlock(); return append([]string(nil), d.lines...) }
+func (d *decoded) DataBreak(int32)   {}
+func (d *decoded) Finish(*hq.Report) {}
+func (d *decoded) snapshot() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.lines...)
+}
 
 // multi fans messages out to several processors.
 type multi []hq.Processor
