@@ -54,6 +54,7 @@ type options struct {
 	args     []string
 	listenOn bool   // -listen given
 	jsonPath string // -json: where each run's report is appended
+	live     liveFlags
 }
 
 func usage(fs *flag.FlagSet) func() {
@@ -64,6 +65,7 @@ func usage(fs *flag.FlagSet) func() {
   tadpole-hq [flags] -exec CMD [ARGS...]  run CMD with TADPOLE_HQ=<addr> against a private HQ
   tadpole-hq replay [-lenient] FILE...    print the summaries of trace files
   tadpole-hq verify [-lenient] FILE...    check trace files: one line each, status 3 if a run fails
+  tadpole-hq export -ctf DIR TRACEFILE    write a trace file's run as a CTF trace (babeltrace2 DIR)
 
 -exec listens on 127.0.0.1:0 (unless -listen is given), adds TADPOLE_HQ to
 CMD's environment, passes its stdin/stdout/stderr through, waits for CMD to
@@ -124,6 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.verbose, "v", false, "debug logging")
 	fs.StringVar(&o.jsonPath, "json", "", "append each ended run's report to this file, one JSON object a line")
 	fs.BoolVar(&cfg.Lenient, "lenient", false, "a run that uses ids before their mapping or maps an id again to another name still completes")
+	o.live.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -188,6 +191,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "replay" || args[0] == "verify") {
 		return replay(args[0], args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "export" {
+		return export(args[1:], stdout, stderr)
 	}
 	o, err := parseFlags(args, stderr)
 	if err == flag.ErrHelp {
@@ -315,6 +321,12 @@ func newServer(o *hq.Config, addr string, stderr io.Writer) (*hq.Server, bool) {
 }
 
 func serveMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer) int {
+	lv, err := startLive(&o.live, o.cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "tadpole-hq:", err)
+		return exitError
+	}
+	defer lv.close(shutdownGrace) // viewers get the end of the runs, then leave
 	srv, ok := newServer(o.cfg, o.listen, stderr)
 	if !ok {
 		return exitError
@@ -323,6 +335,9 @@ func serveMode(o *options, term *terminal, reports *jsonReports, stderr io.Write
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	term.printErr(fmt.Sprintf("tadpole-hq: listening on %s\n", srv.Addr()))
+	if lv != nil {
+		term.printErr(lv.hint())
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -383,11 +398,20 @@ func execMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer
 	if o.listenOn {
 		addr = o.listen
 	}
+	lv, err := startLive(&o.live, o.cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "tadpole-hq:", err)
+		return exitError
+	}
+	defer lv.close(0)
 	srv, ok := newServer(o.cfg, addr, stderr)
 	if !ok {
 		return exitError
 	}
 	defer srv.Close()
+	if lv != nil {
+		term.printErr(lv.hint())
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	col := &collector{endedCh: make(chan struct{}, 1024)}
@@ -429,6 +453,7 @@ func execMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer
 	srv.Close()
 	stopStatus()
 	cancel()
+	lv.close(o.wait) // viewers get the end of the runs, then leave
 
 	col.mu.Lock()
 	runs := append([]*hq.Run(nil), col.runs...)

@@ -340,6 +340,12 @@ func TestBabeltraceLive(t *testing.T) {
 	dir := t.TempDir()
 	h := startLiveHQ(t, dir)
 	a, data := dialAgent(t, h.hq.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := h.hq.NextRun(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	in, url := h.session(t)
 
 	// Two viewers at once, attached before any event.
@@ -372,8 +378,7 @@ func TestBabeltraceLive(t *testing.T) {
 	if err := a.Shutdown(false); err != nil {
 		t.Fatal(err)
 	}
-	run := h.hq.Runs()
-	rep, err := run[0].Wait(context.Background())
+	rep, err := run.Wait(ctx)
 	if err != nil || !rep.OK {
 		t.Fatalf("run: %v %+v", err, rep)
 	}

@@ -2,6 +2,7 @@ package ctf
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -117,7 +118,11 @@ env {
 	tracer_name = "tadpole";
 `)
 	for _, k := range envKeys {
-		fmt.Fprintf(&b, "\t%s = %s;\n", k, quote(env[k]))
+		v := env[k]
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			v = quote(v) // numbers stay integers (babeltrace reads vpid as one)
+		}
+		fmt.Fprintf(&b, "\t%s = %s;\n", k, v)
 	}
 	b.WriteString(`};
 

@@ -114,7 +114,8 @@ type Server struct {
 	log *slog.Logger
 
 	nextViewer atomic.Uint64
-	clients    sync.Map // session id → *atomic.Int32 attached viewers
+	lastReq    atomic.Int64 // unix ns of the last request served
+	clients    sync.Map     // session id → *atomic.Int32 attached viewers
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -179,6 +180,14 @@ func (s *Server) Viewers() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.conns)
+}
+
+// LastRequest returns when the last request was served (zero if none).
+func (s *Server) LastRequest() time.Time {
+	if ns := s.lastReq.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // Clients returns the viewers attached to session id.

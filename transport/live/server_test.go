@@ -122,6 +122,17 @@ func TestProtocolSequence(t *testing.T) {
 	if st, _ := c.newStreams(7); st != NewStreamsHup {
 		t.Fatalf("GET_NEW_STREAMS after the end: %v", st)
 	}
+	// A session read to its end is no longer listed to this connection
+	// (a viewer looking for it again must not read it twice), but still
+	// to others.
+	if ls := c.list(); len(ls) != 0 {
+		t.Fatalf("LIST_SESSIONS after reading the session: %+v", ls)
+	}
+	other := dialTest(t, addr)
+	other.connect()
+	if ls := other.list(); len(ls) != 1 {
+		t.Fatalf("LIST_SESSIONS on another connection: %+v", ls)
+	}
 	if c.detach(7) != DetachOK || c.detach(7) != DetachUnknown {
 		t.Fatal("DETACH")
 	}

@@ -24,6 +24,11 @@ type viewer struct {
 	attached  map[uint64]*attachment // by session id
 	streams   map[uint64]*vstream    // by viewer stream id
 	nextID    uint64                 // viewer stream ids and ctf trace ids
+	// read lists the sessions this connection has read to their end:
+	// LIST_SESSIONS leaves them out, or a viewer that keeps looking for
+	// its session (babeltrace's session-not-found-action=continue) would
+	// attach again and read the run a second time.
+	read map[uint64]bool
 }
 
 type attachment struct {
@@ -71,6 +76,7 @@ func (v *viewer) run() error {
 		if err := v.write(); err != nil {
 			return err
 		}
+		v.srv.lastReq.Store(time.Now().UnixNano())
 	}
 }
 
@@ -133,9 +139,21 @@ func (v *viewer) connect(p []byte) error {
 
 func (v *viewer) listSessions() {
 	ss := v.srv.cat.Sessions()
-	v.out = be.AppendUint32(v.out, uint32(len(ss)))
+	n := 0
+	for _, s := range ss {
+		if !v.read[s.Info().ID] {
+			n++
+		}
+	}
+	v.out = be.AppendUint32(v.out, uint32(n))
 	for _, s := range ss {
 		in := s.Info()
+		if v.read[in.ID] {
+			continue
+		}
+		if n--; n < 0 {
+			break // a session appeared meanwhile
+		}
 		v.out = SessionRecord{ID: in.ID, LiveTimer: in.LiveTimer, Clients: uint32(v.srv.Clients(in.ID)),
 			Streams: uint32(in.Streams), Hostname: in.Hostname, Name: in.Name}.Append(v.out)
 	}
@@ -258,6 +276,10 @@ func (v *viewer) newStreams(sessionID uint64) {
 		v.out = be.AppendUint32(v.out, uint32(len(news)))
 		v.appendStreams(a, news, "")
 	case a.reader.Done():
+		if v.read == nil {
+			v.read = map[uint64]bool{}
+		}
+		v.read[sessionID] = true
 		v.out = append(be.AppendUint32(v.out, uint32(NewStreamsHup)), 0, 0, 0, 0)
 	default:
 		v.out = append(be.AppendUint32(v.out, uint32(NewStreamsNoNew)), 0, 0, 0, 0)
