@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 	"github.com/tadpole-trace/tadpole/transport/live"
 )
 
@@ -141,7 +142,7 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 	s.info = live.SessionInfo{Hostname: peer.Host, Name: fmt.Sprintf("%s-%d-%d", peer.Program, peer.PID, r.ID()),
 		LiveTimer: uint32(wc.LiveTimer / time.Microsecond)}
 	c.add(s)
-	w.Start()
+	a := NewAsync(w, bytefrog.Dialect{Version: r.Version(), Flavor: wc.Flavor})
 	go func() {
 		<-r.Done()
 		rep := r.Report()
@@ -161,7 +162,7 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 		c.mu.Unlock()
 		c.trimEnded()
 	}()
-	return w
+	return a
 }
 
 func addr(s string) net.Addr {

@@ -161,6 +161,10 @@ type wstream struct {
 	begin  uint64
 	last   uint64
 	seqNum uint64
+	// discarded counts the events lost before they were written
+	// (cumulative, as CTF's events_discarded); only the run stream has
+	// any.
+	discarded uint64
 }
 
 // NewWriter writes the metadata to sink and returns a Writer; a nil cfg
@@ -244,12 +248,12 @@ func (w *Writer) cut(s *wstream, end uint64) {
 	le.PutUint64(b[offContent:], bits)
 	le.PutUint64(b[offPacket:], bits)
 	le.PutUint64(b[offSeqNum:], s.seqNum)
-	le.PutUint64(b[offDiscard:], 0)
+	le.PutUint64(b[offDiscard:], s.discarded)
 	s.seqNum++
 	s.buf = nil
 	w.bytes += int64(len(b))
 	err := w.sink.Publish(s.idx, live.Index{PacketSize: bits, ContentSize: bits, TimestampBegin: s.begin,
-		TimestampEnd: end}, b)
+		TimestampEnd: end, EventsDiscarded: s.discarded}, b)
 	if err != nil && w.err == nil {
 		w.err = err
 	}
@@ -263,6 +267,11 @@ func appendI32(b []byte, v int32) []byte { return le.AppendUint32(b, uint32(v)) 
 func (w *Writer) Message(m *bytefrog.Msg) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.messageLocked(m)
+}
+
+// messageLocked is Message with w.mu held.
+func (w *Writer) messageLocked(m *bytefrog.Msg) {
 	if w.ended || w.err != nil {
 		return
 	}
@@ -328,6 +337,8 @@ func (w *Writer) Message(m *bytefrog.Msg) {
 		s.buf = append(append(appendI32(s.buf, m.MethodID), name...), 0)
 		s.buf = appendI32(appendI32(s.buf, m.StartLine), m.EndLine)
 		s.buf = le.AppendUint16(le.AppendUint16(s.buf, uint16(m.StartChar)), uint16(m.EndChar))
+	case bytefrog.MsgDataBreak:
+		w.dataBreakLocked(m.Seq)
 	case bytefrog.MsgSourceLocationCount:
 		name := w.methods.get(m.MethodID)
 		s := w.run
@@ -354,6 +365,10 @@ func (w *Writer) methodEvent(m *bytefrog.Msg, ev EventClass, extra int) *wstream
 func (w *Writer) DataBreak(seq int32) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.dataBreakLocked(seq)
+}
+
+func (w *Writer) dataBreakLocked(seq int32) {
 	if w.ended || w.err != nil {
 		return
 	}
