@@ -235,7 +235,7 @@ type liveHQ struct {
 	dir     string
 }
 
-func startLiveHQ(t *testing.T, dir string) *liveHQ {
+func startLiveHQ(t testing.TB, dir string) *liveHQ {
 	t.Helper()
 	cat, err := ctf.NewCatalog(&ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: 200 * time.Millisecond}, TraceDir: dir})
 	if err != nil {
@@ -270,7 +270,7 @@ func startLiveHQ(t *testing.T, dir string) *liveHQ {
 }
 
 // session waits for the one session of a run and returns its net:// URL.
-func (h *liveHQ) session(t *testing.T) (live.SessionInfo, string) {
+func (h *liveHQ) session(t testing.TB) (live.SessionInfo, string) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if ss := h.cat.Sessions(); len(ss) > 0 {
@@ -291,7 +291,7 @@ func (h *liveHQ) waitClients(t *testing.T, id uint64, n int) {
 	}
 }
 
-func dialAgent(t *testing.T, addr string) (*hqtest.Agent, int) {
+func dialAgent(t testing.TB, addr string) (*hqtest.Agent, int) {
 	t.Helper()
 	a, err := hqtest.Dial(addr, bytefrog.Version4, bytefrog.FlavorBytefrog)
 	if err != nil {

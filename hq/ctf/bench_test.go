@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os/exec"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,6 +140,7 @@ func benchIngestLive(b *testing.B, viewers int) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for range b.N {
 		a, err := hqtest.Dial(srv.Addr(), bytefrog.Version1, bytefrog.FlavorBytefrog)
 		if err != nil {
@@ -156,10 +159,11 @@ func benchIngestLive(b *testing.B, viewers int) {
 			var id uint64
 			for id == 0 {
 				for _, s := range cat.Sessions() {
-					if in := s.Info(); in.Name != "" && !in.Recorded && s.(interface{ Info() live.SessionInfo }) != nil {
+					if in := s.Info(); !in.Recorded && ls.Clients(in.ID) == 0 {
 						id = in.ID
 					}
 				}
+				time.Sleep(time.Millisecond)
 			}
 			ready := make(chan struct{}, viewers)
 			for range viewers {
@@ -198,8 +202,66 @@ func benchIngestLive(b *testing.B, viewers int) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(n*b.N), "cpu-ns/event")
 	if viewers > 0 {
 		b.ReportMetric(float64(read.Load())/float64(b.N*viewers), "CTF-B/viewer")
+	}
+}
+
+// cpuTime is the process's user and system CPU time in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkBabeltraceRead measures babeltrace2 (-o dummy: decoding, no
+// printing) reading one run of 200 k events from tadpole-hq's relay
+// (net://, the run recorded) and from the same CTF exported to a
+// directory; events/s is babeltrace's rate, wall clock including its
+// start-up.
+func BenchmarkBabeltraceRead(b *testing.B) {
+	bt := needBabeltrace(b)
+	dir := b.TempDir()
+	h := startLiveHQ(b, dir)
+	chunks, n := hqtest.Generate(hqtest.Workload{Events: 200_000, Methods: 300, Threads: 8, Chunk: 4096, Seed: 5})
+	a, data := dialAgent(b, h.hq.Addr())
+	run, err := h.hq.NextRun(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range chunks {
+		if err := a.Write(data, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	a.Shutdown(false)
+	rep, _ := run.Wait(context.Background())
+	in, url := h.session(b)
+	for deadline := time.Now().Add(5 * time.Second); !h.cat.Session(in.ID).Info().Recorded; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("not recorded")
+		}
+	}
+	out := b.TempDir() + "/ctf"
+	if _, err := ctf.Export(out, rep.TraceFile, nil); err != nil {
+		b.Fatal(err)
+	}
+	for _, src := range []struct{ name, arg string }{{"relay", url}, {"dir", out}} {
+		b.Run(src.name, func(b *testing.B) {
+			for range b.N {
+				args := []string{src.arg, "-o", "dummy"}
+				if src.name == "relay" {
+					args = []string{"-i", "lttng-live", src.arg, "-o", "dummy"}
+				}
+				if out, err := exec.Command(bt, args...).CombinedOutput(); err != nil {
+					b.Fatalf("babeltrace2 %v: %v\n%s", args, err, out)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
 	}
 }
 
