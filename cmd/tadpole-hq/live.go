@@ -45,8 +45,13 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 	if l.timer <= 0 {
 		return nil, fmt.Errorf("-live-timer %v", l.timer)
 	}
-	cat, err := ctf.NewCatalog(&ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor},
-		TraceDir: cfg.TraceDir})
+	ccfg := &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor}, TraceDir: cfg.TraceDir}
+	if l.fromStart {
+		// Viewers start at the beginning: keep a run's start for the first
+		// one (a quarter of the session cap: about 1 M events).
+		ccfg.Backlog = live.DefaultTraceMaxBytes / 4
+	}
+	cat, err := ctf.NewCatalog(ccfg)
 	if err != nil {
 		return nil, err
 	}

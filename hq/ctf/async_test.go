@@ -46,7 +46,8 @@ func TestAsyncTimerFlushes(t *testing.T) {
 	sink := &gateSink{gate: make(chan struct{})}
 	close(sink.gate)
 	w, _ := NewWriter(sink, &Config{Start: t0, LiveTimer: 20 * time.Millisecond})
-	a := NewAsync(w, bytefrog.Dialect{Version: 4})
+	a := NewAsync(w, bytefrog.Dialect{Version: 4}, 0)
+	a.Start()
 	a.Message(raw(entry(0, 1, 1, 1), bytefrog.AppendMethodEntry(nil, 1, 0, 1, 1)))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -70,7 +71,8 @@ func TestAsyncTimerFlushes(t *testing.T) {
 func TestAsyncDropsWhenBehind(t *testing.T) {
 	sink := &gateSink{gate: make(chan struct{})}
 	w, _ := NewWriter(sink, &Config{Start: t0, PacketSize: MinPacketSize, LiveTimer: time.Hour})
-	a := NewAsync(w, bytefrog.Dialect{Version: 4})
+	a := NewAsync(w, bytefrog.Dialect{Version: 4}, 0)
+	a.Start()
 	sig := bytefrog.AppendMapMethodSignature(nil, 1, "a/B.c;1;()V")
 	var m bytefrog.Msg
 	m.Type, m.MethodID, m.Text = bytefrog.MsgMapMethodSignature, 1, []byte("a/B.c;1;()V")
@@ -104,4 +106,46 @@ func TestAsyncDropsWhenBehind(t *testing.T) {
 	if discarded == 0 || int64(discarded)+written < n {
 		t.Fatalf("written %d, discarded %d; want some discarded and every event accounted for (%d)", written, discarded, n)
 	}
+}
+
+// Before a viewer starts the encoder, nothing is encoded; the backlog is
+// bounded, dropping its oldest events but no mapping.
+func TestAsyncBacklog(t *testing.T) {
+	sink := &gateSink{gate: make(chan struct{})}
+	close(sink.gate)
+	w, _ := NewWriter(sink, &Config{Start: t0, LiveTimer: time.Hour})
+	a := NewAsync(w, bytefrog.Dialect{Version: 4}, 4*asyncBatch)
+	var m bytefrog.Msg
+	m.Type, m.MethodID, m.Text = bytefrog.MsgMapMethodSignature, 1, []byte("a/B.c;1;()V")
+	a.Message(raw(&m, bytefrog.AppendMapMethodSignature(nil, 1, "a/B.c;1;()V")))
+	const n = 100_000 // 1.5 MB: more than the backlog
+	var buf []byte
+	for i := int32(0); i < n; i++ {
+		buf = bytefrog.AppendMethodEntry(buf[:0], 1, i, 1, 1)
+		a.Message(raw(entry(i, 1, 1, 1), buf))
+	}
+	if ev, _ := w.Stats(); ev != 0 {
+		t.Fatalf("%d events encoded before Start", ev)
+	}
+	a.Start()
+	a.Finish(nil)
+	a.Wait()
+	written, _ := w.Stats()
+	var discarded uint64
+	for i, st := range sink.rec.streamOf {
+		if st == 0 {
+			discarded = sink.rec.idx[i].EventsDiscarded
+		}
+	}
+	if w.methods.get(1) != "a/B.c;1;()V" || discarded == 0 || int64(discarded)+written != n+1 {
+		t.Fatalf("written %d (mapping included), discarded %d; want %d in all, some discarded", written, discarded, n+1)
+	}
+
+	// Discard frees a trace nobody started.
+	w2, _ := NewWriter(&recSink{}, nil)
+	a2 := NewAsync(w2, bytefrog.Dialect{Version: 4}, 0)
+	a2.Message(raw(entry(0, 1, 1, 1), bytefrog.AppendMethodEntry(nil, 1, 0, 1, 1)))
+	a2.Discard()
+	a2.Finish(nil)
+	a2.Wait()
 }

@@ -98,13 +98,18 @@ func TestWriterAllocs(t *testing.T) {
 }
 
 // BenchmarkIngestLive measures HQ's ingest over loopback (one run of 1 M
-// events per op, no trace file) without the live relay (off) and with it
-// and 0, 1 or 4 viewers reading every packet as the run goes.
+// events per op, no trace file) without the live relay (off; and with a
+// processor that does nothing: the cost of HQ's processor hook) and with
+// it and 0, 1 or 4 viewers reading every packet as the run goes (the
+// in-process viewers' CPU counts in cpu-ns/event).
 func BenchmarkIngestLive(b *testing.B) {
-	for _, viewers := range []int{-1, 0, 1, 4} {
+	for _, viewers := range []int{-2, -1, 0, 1, 4} {
 		name := fmt.Sprintf("viewers=%d", viewers)
-		if viewers < 0 {
+		switch viewers {
+		case -2:
 			name = "off"
+		case -1:
+			name = "off+noop-processor"
 		}
 		b.Run(name, func(b *testing.B) { benchIngestLive(b, viewers) })
 	}
@@ -119,8 +124,11 @@ func benchIngestLive(b *testing.B, viewers int) {
 	}
 	cfg := hq.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
-	if viewers >= 0 {
+	switch {
+	case viewers >= 0:
 		cfg.NewProcessor = cat.Processor
+	case viewers == -1:
+		cfg.NewProcessor = func(*hq.Run) hq.Processor { return noop{} }
 	}
 	srv, err := hq.New(cfg)
 	if err != nil {
@@ -264,6 +272,12 @@ func BenchmarkBabeltraceRead(b *testing.B) {
 		})
 	}
 }
+
+type noop struct{}
+
+func (noop) Message(*bytefrog.Msg) {}
+func (noop) DataBreak(int32)       {}
+func (noop) Finish(*hq.Report)     {}
 
 // readSession is a minimal viewer: it attaches to session id from the
 // beginning and reads every packet of every stream until the session

@@ -23,6 +23,11 @@ type CatalogConfig struct {
 	// MaxTraceBytes caps the packet bytes held per session (default
 	// live.DefaultTraceMaxBytes).
 	MaxTraceBytes int64
+	// Backlog is the bytes of Bytefrog messages a run keeps before its
+	// first viewer comes, for that viewer (default DefaultBacklog; a
+	// viewer that starts at the beginning wants more). Nothing is encoded
+	// before a viewer comes.
+	Backlog int
 	// MaxEnded caps the ended runs kept in memory when they have no trace
 	// file (default 8); the oldest go first. A run with a trace file is
 	// served from its file once it has ended.
@@ -85,6 +90,8 @@ type session struct {
 	runID   uint8
 	agent   string
 	writer  Config
+	async   *Async        // a live run's encoder, started by the first viewer
+	named   chan struct{} // a live run: closed once named (nil: named)
 	ended   bool
 	endedAt time.Time
 }
@@ -103,9 +110,10 @@ func (s *session) Info() live.SessionInfo {
 // for this viewer alone.
 func (s *session) Open() (*live.Trace, func(), error) {
 	s.mu.Lock()
-	t, file, wc := s.trace, s.file, s.writer
+	t, file, wc, a := s.trace, s.file, s.writer, s.async
 	s.mu.Unlock()
 	if t != nil {
+		a.Start() // the run is encoded from the first viewer on
 		return t, nil, nil
 	}
 	t = live.NewTrace(&live.TraceConfig{MaxBytes: s.c.cfg.MaxTraceBytes, Block: true})
@@ -124,27 +132,39 @@ func (s *session) Open() (*live.Trace, func(), error) {
 // Processor returns the processor that makes run r a live session; set it
 // as hq.Config.NewProcessor.
 func (c *Catalog) Processor(r *hq.Run) hq.Processor {
-	peer := LookupPeer(addr(r.Agent()), r.LocalAddr())
-	if c.cfg.Hostname != "" {
-		peer.Host = c.cfg.Hostname
-	}
 	wc := c.cfg.Writer
 	wc.Start = r.StartedAt()
-	wc.Env = map[string]string{"hostname": peer.Host, "procname": peer.Program, "vpid": strconv.Itoa(peer.PID),
-		"run_id": strconv.Itoa(int(r.ID())), "agent": r.Agent()}
-	t := live.NewTrace(&live.TraceConfig{MaxBytes: c.cfg.MaxTraceBytes})
-	w, err := NewWriter(t, &wc)
-	if err != nil {
-		return nil
-	}
-	s := &session{c: c, trace: t, start: r.StartedAt().Round(0), runID: r.ID(), agent: r.Agent(), writer: wc}
-	s.writer.Env = wc.Env
-	s.info = live.SessionInfo{Hostname: peer.Host, Name: fmt.Sprintf("%s-%d-%d", peer.Program, peer.PID, r.ID()),
-		LiveTimer: uint32(wc.LiveTimer / time.Microsecond)}
+	a := newAsync(bytefrog.Dialect{Version: r.Version(), Flavor: wc.Flavor}, c.cfg.Backlog, wc.LiveTimer)
+	s := &session{c: c, start: r.StartedAt().Round(0), runID: r.ID(), agent: r.Agent(), async: a,
+		named: make(chan struct{})}
 	c.add(s)
-	a := NewAsync(w, bytefrog.Dialect{Version: r.Version(), Flavor: wc.Flavor})
+	// Naming the program may scan /proc: not on the run's way; the session
+	// is listed once named.
+	go func() {
+		defer close(s.named)
+		peer := LookupPeer(addr(r.Agent()), r.LocalAddr())
+		if c.cfg.Hostname != "" {
+			peer.Host = c.cfg.Hostname
+		}
+		wc.Env = map[string]string{"hostname": peer.Host, "procname": peer.Program, "vpid": strconv.Itoa(peer.PID),
+			"run_id": strconv.Itoa(int(r.ID())), "agent": r.Agent()}
+		t := live.NewTrace(&live.TraceConfig{MaxBytes: c.cfg.MaxTraceBytes})
+		w, err := NewWriter(t, &wc) // wc was verified by NewCatalog
+		if err != nil {
+			a.Discard()
+			return
+		}
+		a.setWriter(w)
+		s.mu.Lock()
+		s.trace, s.writer = t, wc
+		s.info.Hostname = peer.Host
+		s.info.Name = fmt.Sprintf("%s-%d-%d", peer.Program, peer.PID, r.ID())
+		s.info.LiveTimer = uint32(wc.LiveTimer / time.Microsecond)
+		s.mu.Unlock()
+	}()
 	go func() {
 		<-r.Done()
+		<-s.named
 		rep := r.Report()
 		s.mu.Lock()
 		s.ended, s.endedAt = true, time.Now()
@@ -152,6 +172,7 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 			s.file = rep.TraceFile
 			s.trace = nil // served from the file from now on
 			s.info.Recorded = true
+			s.async.Discard() // unless a viewer started it
 			os.WriteFile(rep.TraceFile+nameSuffix, []byte(s.info.Hostname+"/"+s.info.Name+"\n"), 0o644)
 		}
 		s.mu.Unlock()
@@ -196,6 +217,7 @@ func (c *Catalog) trimEnded() {
 		}
 		if n++; n > c.cfg.MaxEnded {
 			c.sessions = append(c.sessions[:i], c.sessions[i+1:]...)
+			s.async.Discard()
 		}
 	}
 }
@@ -205,9 +227,11 @@ func (c *Catalog) Sessions() []live.Session {
 	c.scan()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]live.Session, len(c.sessions))
-	for i, s := range c.sessions {
-		out[i] = s
+	out := make([]live.Session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		if s.isNamed() {
+			out = append(out, s)
+		}
 	}
 	return out
 }
@@ -217,11 +241,26 @@ func (c *Catalog) Session(id uint64) live.Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.sessions {
-		if s.info.ID == id {
+		if s.info.ID == id && s.isNamed() {
 			return s
 		}
 	}
 	return nil
+}
+
+// isNamed reports whether s may be listed.
+func (s *session) isNamed() bool {
+	if s.named == nil {
+		return true
+	}
+	select {
+	case <-s.named:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.trace != nil || s.file != ""
+	default:
+		return false
+	}
 }
 
 // AddFile serves the trace file at path as a recorded session.
