@@ -62,12 +62,15 @@
 // Catalog makes every run of an hq.Server a live session named
 // <host>/<program>-<pid>-<run> (the program and pid are found in /proc
 // for a local agent) and every trace file of the trace directory a
-// recorded one. A live run's events are copied by the run's core goroutine
-// into batches that an encoder goroutine turns into packets (Async): the
-// ingest pays a copy per event; an encoder that falls 4 MiB behind drops
-// events (never mappings) and the run stream counts them in
-// events_discarded. A session holds at most 64 MiB of packets; a viewer
-// that lags further skips the oldest (babeltrace reports the discarded
-// packets). A recorded run is replayed for each viewer into its own trace,
-// its producer waiting for the viewer.
+// recorded one. A live run's messages are copied by the run's core
+// goroutine into batches (Async); nothing is encoded until a viewer comes:
+// the run keeps a backlog (CatalogConfig.Backlog, 1 MiB by default) for
+// that first viewer. From then on an encoder goroutine turns the batches
+// into packets; an encoder that falls 4 MiB behind drops events (never
+// mappings) and the run stream counts them in events_discarded, which
+// babeltrace reports as discarded events: the ingest never waits for the
+// CTF. A session holds at most 64 MiB of packets; a viewer that lags
+// further skips the oldest (babeltrace reports the discarded packets). A
+// recorded run is replayed for each viewer into its own trace, its
+// producer waiting for the viewer.
 package ctf
