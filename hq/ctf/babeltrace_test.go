@@ -236,8 +236,12 @@ type liveHQ struct {
 }
 
 func startLiveHQ(t testing.TB, dir string) *liveHQ {
+	return startLiveHQWith(t, dir, &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: 200 * time.Millisecond}, TraceDir: dir})
+}
+
+func startLiveHQWith(t testing.TB, dir string, ccfg *ctf.CatalogConfig) *liveHQ {
 	t.Helper()
-	cat, err := ctf.NewCatalog(&ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: 200 * time.Millisecond}, TraceDir: dir})
+	cat, err := ctf.NewCatalog(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,4 +419,40 @@ func TestBabeltraceLive(t *testing.T) {
 		t.Fatalf("babeltrace2 %s: %v\n%s", out, err, b)
 	}
 	diff(t, "exported", events(strings.Split(strings.TrimSpace(string(b)), "\n")), want)
+}
+
+// A recorded run far larger than the window its replay may run ahead
+// prints every event: the replay waits for the viewer, it never drops.
+func TestBabeltraceRecordedLarge(t *testing.T) {
+	bt := needBabeltrace(t)
+	dir := t.TempDir()
+	h := startLiveHQWith(t, dir, &ctf.CatalogConfig{MaxTraceBytes: 1 << 20, TraceDir: dir})
+	chunks, n := hqtest.Generate(hqtest.Workload{Events: 150_000, Methods: 200, Threads: 6, Chunk: 4096, Seed: 9})
+	a, data := dialAgent(t, h.hq.Addr())
+	run, err := h.hq.NextRun(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range chunks {
+		if err := a.Write(data, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Shutdown(false)
+	rep, _ := run.Wait(context.Background())
+	if !rep.OK {
+		t.Fatal(rep.Result())
+	}
+	in, url := h.session(t)
+	for deadline := time.Now().Add(5 * time.Second); !h.cat.Session(in.ID).Info().Recorded; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the ended run is not served as recorded")
+		}
+	}
+	v := startViewer(t, bt, url)
+	v.waitExit(t, 60*time.Second)
+	diff(t, "recorded", v.events(), h.decoded.snapshot())
+	if len(v.events()) != n {
+		t.Fatalf("%d events; want %d", len(v.events()), n)
+	}
 }

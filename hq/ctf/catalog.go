@@ -43,6 +43,7 @@ type CatalogConfig struct {
 // Defaults for CatalogConfig.
 const (
 	DefaultMaxEnded = 8
+	replayWindow    = 8 << 20 // packet bytes a recorded run's replay runs ahead of its viewer
 	rescanEvery     = time.Second
 	nameSuffix      = ".live" // sidecar file holding a trace file's session name
 )
@@ -116,8 +117,11 @@ func (s *session) Open() (*live.Trace, func(), error) {
 		a.Start() // the run is encoded from the first viewer on
 		return t, nil, nil
 	}
-	t = live.NewTrace(&live.TraceConfig{MaxBytes: s.c.cfg.MaxTraceBytes, Block: true})
-	wc.TickBytes = s.c.cfg.MaxTraceBytes / 8
+	// A replay waits for its viewer: a small window is enough, and keeps
+	// many viewers of recordings cheap.
+	window := min(s.c.cfg.MaxTraceBytes, replayWindow)
+	t = live.NewTrace(&live.TraceConfig{MaxBytes: window, Block: true})
+	wc.TickBytes = window / 8
 	w, err := NewWriter(t, &wc)
 	if err != nil {
 		return nil, nil, err
