@@ -64,7 +64,11 @@
 //   - GET_PACKET serves any range inside a packet held, at most
 //     Config.MaxPacketRead bytes; ERR (length 0) otherwise.
 //   - GET_NEW_STREAMS: the streams not announced yet, else HUP once the
-//     viewer has read the whole ended trace, else NO_NEW.
+//     viewer has read the whole ended trace, else NO_NEW. A session a
+//     connection has read to its end is no longer listed to that
+//     connection, so that a viewer looking for its session again
+//     (babeltrace's session-not-found-action=continue) does not read it
+//     twice.
 //
 // # Resources
 //

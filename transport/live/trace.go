@@ -276,8 +276,9 @@ func (r *Reader) NewStreams() []StreamInfo {
 	return out
 }
 
-// Pending reports whether every announced stream is done and no stream is
-// unannounced: the session is over for this reader.
+// Done reports whether the trace has ended, every stream is announced and
+// this reader has been handed every packet held: the session is over for
+// it.
 func (r *Reader) Done() bool {
 	t := r.t
 	t.mu.Lock()
@@ -286,7 +287,7 @@ func (r *Reader) Done() bool {
 		return false
 	}
 	for i, st := range t.streams {
-		if r.nextLocked(i) < st.first+uint64(len(st.packets)) {
+		if max(r.nextLocked(i), st.first) < st.first+uint64(len(st.packets)) {
 			return false
 		}
 	}
