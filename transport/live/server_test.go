@@ -339,6 +339,22 @@ func TestTraceDropsOldest(t *testing.T) {
 	if x.Status != IndexOK || x.Offset != 30 {
 		t.Fatalf("lagging reader: %+v; want the oldest packet held, at 30", x)
 	}
+	// A reader that never asked is done once the end is handed out too.
+	idle := tr.NewReader(SeekBeginning)
+	tr.AddStream(0, "b")
+	tr.End()
+	for s := 0; s < 2; s++ {
+		for r.NextIndex(s).Status != IndexHup {
+		}
+	}
+	if r.Done() {
+		t.Fatal("reader done with streams not announced")
+	}
+	r.NewStreams()
+	idle.NewStreams()
+	if !r.Done() || idle.Done() {
+		t.Fatalf("Done: reader %v, idle reader %v; want true, false (it has packets to read)", r.Done(), idle.Done())
+	}
 }
 
 func TestTraceBlocksForReader(t *testing.T) {
