@@ -161,7 +161,7 @@ demo() {
 	lib
 	echo "== tadpole demo 1/2: examples/go traced into the reference HQ" >&2
 	# j4p on a free loopback port: the example prints one read of its own MBean.
-	TADPOLE_J4P=127.0.0.1:0 "$OUT/tadpole-hq" -dir "$OUT/traces" -exec "$OUT/example-go"
+	TADPOLE_J4P=127.0.0.1:0 "$OUT/tadpole-hq" -dir "$OUT/traces" -live 127.0.0.1:0 -exec "$OUT/example-go"
 	echo >&2
 	echo "== tadpole demo 2/2: examples/java under java -agentpath:out/libtadpole.so" >&2
 	mkdir -p "$OUT/java"

@@ -81,9 +81,11 @@ type Config struct {
 	NewProcessor func(*Run) Processor
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Lenient keeps a run that used an id before its mapping, or mapped an
-	// id again to a different name, OK (the findings are still counted).
-	// By default either fails the run, as gaps and duplicates do.
+	// Lenient keeps a run OK that used an id before its mapping, mapped an
+	// id again to a different name, broke a thread's call nesting or
+	// stamped events inside a suspend, pause or stop the agent had taken
+	// (the findings are still counted). By default each fails the run, as
+	// gaps and duplicates do.
 	Lenient bool
 }
 

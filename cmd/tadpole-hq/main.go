@@ -55,6 +55,7 @@ type options struct {
 	listenOn bool   // -listen given
 	jsonPath string // -json: where each run's report is appended
 	hce      string // -hce: HCE hub addresses
+	live     liveFlags
 }
 
 func usage(fs *flag.FlagSet) func() {
@@ -66,6 +67,7 @@ func usage(fs *flag.FlagSet) func() {
   tadpole-hq replay [-lenient] FILE...    print the summaries of trace files
   tadpole-hq verify [-lenient] FILE...    check trace files: one line each, status 3 if a run fails
   tadpole-hq ctl [-hce ADDR] COMMAND      drive agents through the HCE hub (tadpole-hq ctl -h)
+  tadpole-hq export -ctf DIR TRACEFILE    write a trace file's run as a CTF trace (babeltrace2 DIR)
 
 -exec listens on 127.0.0.1:0 (unless -listen is given), adds TADPOLE_HQ to
 CMD's environment, passes its stdin/stdout/stderr through, waits for CMD to
@@ -73,7 +75,9 @@ exit and its runs to end (at most -wait), prints each run's summary on
 stdout and exits with CMD's status if it failed, 3 if a run failed or fewer
 than -runs (default 1) runs came, else 0. A run fails on a protocol error,
 a gap, a duplicate, an id used before its mapping or mapped again to
-another name (the last two only without -lenient).
+another name, an exit or bubble out of its thread's call nesting, or an
+event stamped inside a suspend, pause or stop the agent had taken (the
+last four only without -lenient).
 
 Script steps (-script), separated by ';': wait DURATION, await MODE
 (I T P S X), start, stop, pause, unpause, suspend, unsuspend. Example:
@@ -126,7 +130,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.verbose, "v", false, "debug logging")
 	fs.StringVar(&o.jsonPath, "json", "", "append each ended run's report to this file, one JSON object a line")
 	fs.StringVar(&o.hce, "hce", "", "serve the HCE control plane on host:port and/or pipe:/path, comma-separated (e.g. 127.0.0.1:10006)")
-	fs.BoolVar(&cfg.Lenient, "lenient", false, "a run that uses ids before their mapping or maps an id again to another name still completes")
+	fs.BoolVar(&cfg.Lenient, "lenient", false, "a run that uses ids before their mapping, maps an id again, breaks call nesting or stamps events inside a mode window still completes")
+	o.live.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -197,6 +202,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "ctl" {
 		return ctl(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "export" {
+		return export(args[1:], stdout, stderr)
+	}
 	o, err := parseFlags(args, stderr)
 	if err == flag.ErrHelp {
 		return exitOK
@@ -237,7 +245,7 @@ func replay(verb string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tadpole-hq "+verb, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opt hq.ReplayOptions
-	fs.BoolVar(&opt.Lenient, "lenient", false, "ids used before their mapping or mapped again do not fail a run")
+	fs.BoolVar(&opt.Lenient, "lenient", false, "ids used before their mapping or mapped again, call nesting and mode-window faults do not fail a run")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -323,6 +331,12 @@ func newServer(o *hq.Config, addr string, stderr io.Writer) (*hq.Server, bool) {
 }
 
 func serveMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer) int {
+	lv, err := startLive(&o.live, o.cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "tadpole-hq:", err)
+		return exitError
+	}
+	defer lv.close(shutdownGrace) // viewers get the end of the runs, then leave
 	srv, ok := newServer(o.cfg, o.listen, stderr)
 	if !ok {
 		return exitError
@@ -340,6 +354,9 @@ func serveMode(o *options, term *terminal, reports *jsonReports, stderr io.Write
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	term.printErr(fmt.Sprintf("tadpole-hq: listening on %s\n", srv.Addr()))
+	if lv != nil {
+		term.printErr(lv.hint())
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -400,11 +417,20 @@ func execMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer
 	if o.listenOn {
 		addr = o.listen
 	}
+	lv, err := startLive(&o.live, o.cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "tadpole-hq:", err)
+		return exitError
+	}
+	defer lv.close(0)
 	srv, ok := newServer(o.cfg, addr, stderr)
 	if !ok {
 		return exitError
 	}
 	defer srv.Close()
+	if lv != nil {
+		term.printErr(lv.hint())
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	col := &collector{endedCh: make(chan struct{}, 1024)}
@@ -446,6 +472,7 @@ func execMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer
 	srv.Close()
 	stopStatus()
 	cancel()
+	lv.close(o.wait) // viewers get the end of the runs, then leave
 
 	col.mu.Lock()
 	runs := append([]*hq.Run(nil), col.runs...)

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/hq/ctf"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+	"github.com/tadpole-trace/tadpole/transport/live"
+)
+
+// liveFlags are the options of the live relay.
+type liveFlags struct {
+	addr      string
+	timer     time.Duration
+	fromStart bool
+}
+
+func (l *liveFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&l.addr, "live", "", "serve every run to LTTng live viewers (babeltrace2 net://ADDR/host/HOST/SESSION) on ADDR, e.g. 127.0.0.1:5344")
+	fs.DurationVar(&l.timer, "live-timer", ctf.DefaultLiveTimer, "live: period of packet cuts and beacons (how soon a quiet thread shows)")
+	fs.BoolVar(&l.fromStart, "live-from-start", false, "live: every viewer starts at the run's beginning (babeltrace2 asks for the end)")
+}
+
+// liveDrainMax bounds the wait for viewers still reading ended runs.
+const liveDrainMax = 2 * time.Minute
+
+// liveService is HQ's relay for live viewers.
+type liveService struct {
+	srv  *live.Server
+	cat  *ctf.Catalog
+	addr string
+	done chan struct{}
+}
+
+// startLive listens for viewers and makes every run of cfg a session.
+func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, error) {
+	if l.addr == "" {
+		return nil, nil
+	}
+	if l.timer <= 0 {
+		return nil, fmt.Errorf("-live-timer %v", l.timer)
+	}
+	ccfg := &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor}, TraceDir: cfg.TraceDir}
+	if l.fromStart {
+		// Viewers start at the beginning: keep a run's start for the first
+		// one (a quarter of the session cap: about 1 M events).
+		ccfg.Backlog = live.DefaultTraceMaxBytes / 4
+	}
+	cat, err := ctf.NewCatalog(ccfg)
+	if err != nil {
+		return nil, err
+	}
+	lcfg := live.DefaultConfig()
+	lcfg.ForceBeginning = l.fromStart
+	lcfg.Logger = cfg.Logger
+	srv, err := live.NewServer(cat, lcfg)
+	if err != nil {
+		return nil, err
+	}
+	// babeltrace2 2.0.4 connects over IPv4 only.
+	ln, err := net.Listen("tcp4", l.addr)
+	if err != nil {
+		return nil, fmt.Errorf("-live: %w", err)
+	}
+	prev := cfg.NewProcessor
+	cfg.NewProcessor = func(r *hq.Run) hq.Processor {
+		p := cat.Processor(r)
+		if prev != nil {
+			if q := prev(r); q != nil {
+				return processors{p, q}
+			}
+		}
+		return p
+	}
+	s := &liveService{srv: srv, cat: cat, addr: ln.Addr().String(), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// hint is the line telling how to watch the runs.
+func (s *liveService) hint() string {
+	return fmt.Sprintf("tadpole-hq: live viewers: babeltrace2 -i lttng-live net://%s (lists the sessions; then net://%s/host/HOST/SESSION)\n",
+		s.addr, s.addr)
+}
+
+// close waits for viewers to leave (a viewer reading a run that ended
+// gets its end and detaches): as long as they keep reading, up to
+// liveDrainMax, or wait after the last request, then closes the relay.
+func (s *liveService) close(wait time.Duration) {
+	if s == nil {
+		return
+	}
+	start := time.Now()
+	for s.srv.Viewers() > 0 && time.Since(start) < liveDrainMax {
+		if time.Since(start) > wait && time.Since(s.srv.LastRequest()) > wait {
+			break
+		}
+		time.Sleep(pollRuns)
+	}
+	s.srv.Close()
+	<-s.done
+}
+
+// processors fans a run's messages out.
+type processors []hq.Processor
+
+func (ps processors) Message(m *bytefrog.Msg) {
+	for _, p := range ps {
+		p.Message(m)
+	}
+}
+
+func (ps processors) DataBreak(seq int32) {
+	for _, p := range ps {
+		p.DataBreak(seq)
+	}
+}
+
+func (ps processors) Finish(r *hq.Report) {
+	for _, p := range ps {
+		p.Finish(r)
+	}
+}
+
+// export writes the CTF trace of each trace file.
+func export(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tadpole-hq export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		dir     string
+		opt     ctf.ExportOptions
+		packetK int
+	)
+	fs.StringVar(&dir, "ctf", "", "directory to write the CTF trace to (created; must be empty)")
+	fs.BoolVar(&opt.Lenient, "lenient", false, "ids used before their mapping or mapped again do not fail the run")
+	fs.IntVar(&packetK, "packet-kb", ctf.DefaultPacketSize>>10, "CTF packet size, KiB")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if dir == "" || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: tadpole-hq export -ctf DIR TRACEFILE")
+		return exitUsage
+	}
+	opt.PacketSize = packetK << 10
+	rep, err := ctf.Export(dir, fs.Arg(0), &opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "tadpole-hq: export %s: %v\n", fs.Arg(0), err)
+		if rep == nil {
+			return exitError
+		}
+	}
+	fmt.Fprintf(stdout, "%s: run %d %s: %d events written to %s (babeltrace2 %s)\n", fs.Arg(0), rep.RunID,
+		rep.Result(), rep.Sequenced, dir, dir)
+	switch {
+	case err != nil:
+		return exitError
+	case !rep.OK:
+		return exitRunFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,76 @@
+// Package ctf turns HQ's runs into CTF 1.8 traces that babeltrace2 and
+// Trace Compass read: live, through the LTTng live relay of
+// transport/live, or written to a directory (Export).
+//
+// # One trace per run; a stream per thread
+//
+// Each run is one trace with one stream class (id 0) and these stream
+// instances:
+//
+//	instance 0      "run"        markers, thread names, method signatures,
+//	                             exception classes, source locations, data breaks
+//	instance tid+1  "thread-<tid>"  the thread's method_entry, method_exit,
+//	                             exception, exception_bubble, method_visit
+//
+// A stream per traced thread (not per data connection) because a thread's
+// events are what a reader follows, and because an agent deals one
+// thread's events over every data connection. HQ has already put the
+// events in sequence order: each thread's stream holds its events in that
+// order, and timestamps (run start + relTime, raised by 1 ns where needed)
+// strictly increase across all streams, so a viewer that merges streams by
+// time prints HQ's order.
+//
+// # Event classes
+//
+// All are declared up front (the metadata never changes, so a live viewer
+// never needs an update); names start with "tadpole:". Method and
+// exception ids are resolved to their names in every event, as string
+// fields, so babeltrace2's text output shows them:
+//
+//	method_entry          seq, tid, method_id, method
+//	method_exit           seq, tid, method_id, method, line (-1 unknown), exception_thrown
+//	exception             seq, tid, method_id, method, exception_id, exception, line
+//	exception_bubble      seq, tid, method_id, method, exception_id, exception
+//	method_visit          seq, tid, method_id, method, source_location_id
+//	marker                seq, key, value
+//	thread_name           tid, name
+//	method_signature      method_id, signature
+//	exception_class       exception_id, name
+//	data_break            seq
+//	source_location       source_location_id, method_id, method, start_line, end_line, start_char, end_char
+//	source_location_count method_id, method, count
+//
+// # Packets
+//
+// Little-endian, fully packed (align 8 bits): a 16-byte header (magic
+// 0xC1FC1FC1, stream class id, stream instance id), a 48-byte context
+// (timestamp_begin, timestamp_end, content_size and packet_size in bits,
+// packet_seq_num, events_discarded), then events of a 10-byte header (u16
+// id, u64 timestamp) and their fields. The clock "tadpole" counts
+// nanoseconds since the Unix epoch. A packet is cut when it reaches
+// Config.PacketSize and, in a live run, at every tick of Config.LiveTimer
+// (1 s): a thread with events shows within a tick, an idle stream gets an
+// inactivity beacon instead. A new thread's first packet begins after
+// every packet published before it; when threads appeared since the last
+// tick, the run stream gets a packet (empty if need be), so that a viewer
+// whose streams are all idle still learns of them (babeltrace 2.0.4 reads
+// the NEW_STREAM flag only with a packet, and fetches new streams before
+// it decodes that packet).
+//
+// # Live runs
+//
+// Catalog makes every run of an hq.Server a live session named
+// <host>/<program>-<pid>-<run> (the program and pid are found in /proc
+// for a local agent) and every trace file of the trace directory a
+// recorded one. A live run's messages are copied by the run's core
+// goroutine into batches (Async); nothing is encoded until a viewer comes:
+// the run keeps a backlog (CatalogConfig.Backlog, 1 MiB by default) for
+// that first viewer. From then on an encoder goroutine turns the batches
+// into packets; an encoder that falls 4 MiB behind drops events (never
+// mappings) and the run stream counts them in events_discarded, which
+// babeltrace reports as discarded events: the ingest never waits for the
+// CTF. A session holds at most 64 MiB of packets; a viewer that lags
+// further skips the oldest (babeltrace reports the discarded packets). A
+// recorded run is replayed for each viewer into its own trace, its
+// producer waiting for the viewer.
+package ctf
