@@ -11,6 +11,7 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 	"github.com/tadpole-trace/tadpole/transport/hce"
 	"github.com/tadpole-trace/tadpole/transport/hce/hub"
@@ -26,47 +27,9 @@ func TestHCERegister(t *testing.T) {
 	lib.Compile(t, bin, "testdata/modes.c")
 	for _, over := range []string{"tcp", "pipe"} {
 		t.Run(over, func(t *testing.T) {
-			hb, addr, agentAddr := startHub(t, over)
+			hb, addr, agentAddr := testpeers.StartHub(t, over)
 			hceRegister(t, bin, hb, addr, agentAddr)
 		})
-	}
-}
-
-// startHub starts a hub on TCP, and on a named pipe when over is "pipe";
-// it returns the hub, its TCP address (for clients) and the address agents
-// use.
-func startHub(t *testing.T, over string) (*hub.Hub, string, string) {
-	hb, err := hub.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hb.Close(context.Background()) })
-	addr, err := hb.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if over != "pipe" {
-		return hb, addr, addr
-	}
-	pipe := "pipe:" + filepath.Join(t.TempDir(), "hub.fifo")
-	if _, err := hb.Listen(pipe); err != nil {
-		t.Fatal(err)
-	}
-	return hb, addr, pipe
-}
-
-// agentID waits until the process pid has registered with hb.
-func agentID(t *testing.T, hb *hub.Hub, pid int) uint32 {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		for _, a := range hb.Agents() {
-			if a.PID == uint64(pid) {
-				return a.AgentID
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d did not register; agents %+v", pid, hb.Agents())
-		}
 	}
 }
 
@@ -101,7 +64,7 @@ func hceRegister(t *testing.T, bin string, hb *hub.Hub, addr, agentAddr string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := agentID(t, hb, cmd.Process.Pid)
+	id := testpeers.AgentID(t, hb, cmd.Process.Pid)
 	c, err := hce.NewClient(ctx, addr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -157,16 +120,7 @@ func hceRegister(t *testing.T, bin string, hb *hub.Hub, addr, agentAddr string) 
 	if got := h.Collector(0).Markers("from"); fmt.Sprint(got) != "[hce]" {
 		t.Errorf("markers from the hub %q; want [hce]", got)
 	}
-	for {
-		select {
-		case e := <-watch.Events():
-			if e.ID == hce.EventAgentDeregistered {
-				return
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("no EID_AGENT_DEREGISTERED after the program ended")
-		}
-	}
+	testpeers.AwaitDeregistered(t, watch)
 }
 
 // TestHCEStart: a C program whose HQ was unreachable at start waits
@@ -176,8 +130,8 @@ func TestHCEStart(t *testing.T) {
 	lib := BuildLib(t)
 	bin := filepath.Join(t.TempDir(), "late")
 	lib.Compile(t, bin, "testdata/late.c")
-	hb, addr, _ := startHub(t, "tcp")
-	hqAddr := freeAddr(t)
+	hb, addr, _ := testpeers.StartHub(t, "tcp")
+	hqAddr := testpeers.FreeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
 	const calls = 100
@@ -190,7 +144,7 @@ func TestHCEStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()
-	id := agentID(t, hb, cmd.Process.Pid)
+	id := testpeers.AgentID(t, hb, cmd.Process.Pid)
 	c, err := hce.NewClient(ctx, addr, nil)
 	if err != nil {
 		t.Fatal(err)

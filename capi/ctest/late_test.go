@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 )
 
 // TestHQLate runs testdata/late.c with an HQ that refuses at first:
@@ -22,12 +22,7 @@ func TestHQLate(t *testing.T) {
 	lib := BuildLib(t)
 	bin := filepath.Join(t.TempDir(), "late")
 	lib.Compile(t, bin, "testdata/late.c")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testpeers.FreeAddr(t)
 	const calls = 500
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()

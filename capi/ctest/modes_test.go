@@ -13,6 +13,7 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -48,24 +49,10 @@ func TestPauseSuspendBusy(t *testing.T) {
 	for _, conns := range []int{1, 4} {
 		for round := range 2 {
 			t.Run(fmt.Sprintf("conns=%d/round=%d", conns, round), func(t *testing.T) {
-				spin(t, runtime.NumCPU())
+				testpeers.Spin(t, runtime.NumCPU())
 				pauseSuspend(t, conns)
 			})
 		}
-	}
-}
-
-// spin keeps n cores busy with processes of their own until t ends.
-func spin(t *testing.T, n int) {
-	for range n {
-		c := exec.Command("sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			c.Process.Kill()
-			c.Wait()
-		})
 	}
 }
 

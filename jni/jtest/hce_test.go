@@ -2,17 +2,12 @@ package jtest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
-	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 	"github.com/tadpole-trace/tadpole/transport/hce"
-	"github.com/tadpole-trace/tadpole/transport/hce/hub"
 )
 
 // TestHCERegister: a JVM with hce= registers with a hub; a client finds
@@ -27,22 +22,7 @@ func TestHCERegister(t *testing.T) {
 }
 
 func hceRegister(t *testing.T, e *Env, over string) {
-	hb, err := hub.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hb.Close(context.Background())
-	addr, err := hb.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	agentAddr := addr
-	if over == "pipe" {
-		agentAddr = "pipe:" + filepath.Join(t.TempDir(), "hub.fifo")
-		if _, err := hb.Listen(agentAddr); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hb, addr, agentAddr := testpeers.StartHub(t, over)
 	h := startHQ(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
@@ -60,17 +40,7 @@ func hceRegister(t *testing.T, e *Env, over string) {
 		t.Fatal(err)
 	}
 	pid := uint64(j.cmd.Process.Pid)
-	var id uint32
-	for deadline := time.Now().Add(20 * time.Second); id == 0; time.Sleep(10 * time.Millisecond) {
-		for _, a := range hb.Agents() {
-			if a.PID == pid {
-				id = a.AgentID
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the JVM did not register; agents %+v", hb.Agents())
-		}
-	}
+	id := testpeers.AgentID(t, hb, j.cmd.Process.Pid)
 	c, err := hce.NewClient(ctx, addr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -114,48 +84,17 @@ func hceRegister(t *testing.T, e *Env, over string) {
 	if got := h.Collector(0).Markers("from"); fmt.Sprint(got) != "[hce]" {
 		t.Errorf("markers from the hub %q; want [hce]", got)
 	}
-	for {
-		select {
-		case e := <-watch.Events():
-			if e.ID == hce.EventAgentDeregistered {
-				return
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("no EID_AGENT_DEREGISTERED after the JVM exited")
-		}
-	}
+	testpeers.AwaitDeregistered(t, watch)
 }
 
 // TestJ4P: a JVM with j4p= serves tadpole's MBeans over HTTP.
 func TestJ4P(t *testing.T) {
 	e := Build(t)
 	h := startHQ(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testpeers.FreeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
 	j := startReady(ctx, t, e.Java(ctx, h.env("TADPOLE_J4P="+addr), true, "", "await"), "JApp ready")
 	defer j.wake(t)
-	var resp struct {
-		Status int
-		Value  string
-	}
-	url := "http://" + addr + "/jolokia/read/io.tadpole:type=Agent/Mode"
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		r, err := http.Get(url)
-		if err == nil {
-			err = json.NewDecoder(r.Body).Decode(&resp)
-			r.Body.Close()
-			if err == nil && resp.Status == 200 && resp.Value == "Tracing" {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %+v, %v", url, resp, err)
-		}
-	}
+	testpeers.AwaitJ4PRead(t, addr, "io.tadpole:type=Agent/Mode", "Tracing")
 }

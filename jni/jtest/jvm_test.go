@@ -3,7 +3,6 @@ package jtest
 import (
 	"context"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -419,12 +418,7 @@ func TestFrozenHQ(t *testing.T) {
 // background and the JVM's records reach it.
 func TestHQLate(t *testing.T) {
 	e := Build(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testpeers.FreeAddr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
 	env := append(baseEnv(), "TADPOLE_HQ="+addr, "TADPOLE_HQ_RETRY=100ms", "TADPOLE_LTTNG=off", "TADPOLE_FLUSH_INTERVAL=5ms")

@@ -3,12 +3,12 @@ package jtest
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -21,7 +21,7 @@ func TestModesBusy(t *testing.T) {
 	e := Build(t)
 	for _, conns := range []int{1, 4} {
 		t.Run(fmt.Sprintf("conns=%d", conns), func(t *testing.T) {
-			spin(t, runtime.NumCPU())
+			testpeers.Spin(t, runtime.NumCPU())
 			h := startHQ(t)
 			ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 			defer cancel()
@@ -64,20 +64,6 @@ func TestModesBusy(t *testing.T) {
 			}
 			t.Logf("%d records, %d data breaks; heartbeats %d, longest gap %v, %d late",
 				rep.Markers, len(rep.DataBreaks), rep.Heartbeats, rep.MaxHeartbeatGap, rep.LateHeartbeats)
-		})
-	}
-}
-
-// spin keeps n cores busy with processes of their own until t ends.
-func spin(t *testing.T, n int) {
-	for range n {
-		c := exec.Command("sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			c.Process.Kill()
-			c.Wait()
 		})
 	}
 }
