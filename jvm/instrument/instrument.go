@@ -1,0 +1,296 @@
+package instrument
+
+import "math"
+
+// Instrumenter adds probes to methods. It is not safe for concurrent use;
+// use one per goroutine.
+type Instrumenter struct {
+	cfg  Config
+	next int32 // next id when Config.MethodID is nil
+	refs probeRefs
+	// scratch reused across methods
+	insns   []Insn
+	idx     []int32
+	targets []int
+	chunks  []Chunk
+}
+
+// New returns an Instrumenter for cfg; nil means DefaultConfig().
+func New(cfg *Config) (*Instrumenter, error) {
+	c := DefaultConfig()
+	if cfg != nil {
+		c = *cfg
+	}
+	if err := c.Verify(); err != nil {
+		return nil, err
+	}
+	return &Instrumenter{cfg: c}, nil
+}
+
+// Config returns the instrumenter's configuration.
+func (x *Instrumenter) Config() *Config { return &x.cfg }
+
+// methodID returns the id of a method, ok false to leave it alone.
+func (x *Instrumenter) methodID(class, name, desc string) (int32, bool) {
+	if x.cfg.MethodID != nil {
+		return x.cfg.MethodID(class, name, desc)
+	}
+	id := x.next
+	x.next++
+	return id, true
+}
+
+// wants reports whether a method with these flags is instrumented at all.
+func (x *Instrumenter) wants(access uint16) bool {
+	if access&(AccAbstract|AccNative) != 0 {
+		return false
+	}
+	return x.cfg.Bridges || access&AccBridge == 0
+}
+
+// frameVersion is the first class-file major version with StackMapTable.
+const frameVersion = 50
+
+// probeStack is what the probes add to max_stack: two ints on top of what is
+// there (exit: id, line over the return value); the handler needs the
+// exception and the id.
+const probeStack = 2
+
+// InstrumentCode returns a new Code for m with the entry, exit, thrown and
+// bubble probes for id. pool is the class's constant pool (probe references
+// are appended to it); major is the class-file major version. m.Code is not
+// modified. A method that cannot be instrumented returns a typed error and
+// should be kept as it is.
+func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Pool) (*Code, error) {
+	c := m.Code
+	code := c.Bytecode
+	if len(code) == 0 {
+		return nil, codeErr(0, ErrTruncated, "empty code")
+	}
+	var err error
+	if x.insns, err = Decode(code, x.insns[:0]); err != nil {
+		return nil, err
+	}
+	insns := x.insns
+	x.idx = index(insns, len(code), x.idx)
+	idx := x.idx
+	if err := checkTargets(code, insns, idx, x.targets); err != nil {
+		return nil, err
+	}
+	if err := checkTables(c, idx, len(insns)); err != nil {
+		return nil, err
+	}
+	hasFrames := c.HasFrames
+	if major >= frameVersion && !hasFrames && needsFrames(code, insns, c.Handlers, x.targets) {
+		return nil, codeErr(0, ErrNoStackMap, "")
+	}
+	entry := 0
+	if m.Name == "<init>" {
+		if entry, err = superCall(code, insns, c.Handlers, pool); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.refs.resolve(&x.cfg, pool); err != nil {
+		return nil, err
+	}
+	lines := newLineTable(c.Lines)
+	chunks := x.chunks[:0]
+	for i, in := range insns {
+		if i == entry {
+			b, err := probe(x.refs.enter, pool, nil, id)
+			if err != nil {
+				return nil, err
+			}
+			chunks = append(chunks, Chunk{At: in.Off, Bytes: b})
+		}
+		var ref uint16
+		switch {
+		case in.Op.IsReturn():
+			ref = x.refs.exit
+		case in.Op == OpAthrow:
+			ref = x.refs.thrown
+		default:
+			continue
+		}
+		b, err := probe(ref, pool, nil, id, lines.line(in.Off))
+		if err != nil {
+			return nil, err
+		}
+		chunks = append(chunks, Chunk{At: in.Off, Owned: true, Bytes: b})
+	}
+	x.chunks = chunks
+	var hasFrame func(int) bool
+	if hasFrames {
+		hasFrame = frameSet(c.Frames)
+	}
+	l, err := relocate(code, insns, idx, chunks, hasFrame)
+	if err != nil {
+		return nil, err
+	}
+	handler, err := probe(x.refs.bubble, pool, []byte{byte(OpAthrow)}, id)
+	if err != nil {
+		return nil, err
+	}
+	hpc := len(l.Code)
+	if hpc+len(handler) > MaxCodeLen {
+		return nil, codeErr(0, ErrTooLarge, "%d bytes", hpc+len(handler))
+	}
+	out := &Code{
+		MaxStack:  uint16(min(int(c.MaxStack)+probeStack, math.MaxUint16)),
+		MaxLocals: c.MaxLocals,
+		Bytecode:  append(l.Code, handler...),
+		HasFrames: hasFrames || major >= frameVersion,
+	}
+	for _, h := range c.Handlers {
+		s, _ := l.Start(int(h.Start))
+		e, _ := l.End(int(h.End))
+		hp, _ := l.Start(int(h.Handler))
+		out.Handlers = append(out.Handlers, Handler{uint16(s), uint16(e), uint16(hp), h.CatchType})
+	}
+	// The catch-all starts after the entry probe (an exception from enter()
+	// must not bubble) and ends before itself (its athrow must not be caught
+	// again).
+	cs, _ := l.Start(insns[entry].Off)
+	out.Handlers = append(out.Handlers, Handler{uint16(cs), uint16(hpc), uint16(hpc), 0})
+	for _, t := range c.Lines {
+		nt := make([]LineNumber, len(t))
+		for i, e := range t {
+			s, _ := l.Start(int(e.Start))
+			nt[i] = LineNumber{uint16(s), e.Line}
+		}
+		out.Lines = append(out.Lines, nt)
+	}
+	out.LocalVars = mapLocals(l, c.LocalVars)
+	out.LocalVarTypes = mapLocals(l, c.LocalVarTypes)
+	if out.HasFrames {
+		out.Frames = make([]Frame, 0, len(c.Frames)+1)
+		for _, f := range c.Frames {
+			nf := f
+			nf.Offset, _ = l.Start(f.Offset)
+			nf.Locals = mapUninit(l, f.Locals)
+			nf.Stack = mapUninit(l, f.Stack)
+			out.Frames = append(out.Frames, nf)
+		}
+		// Empty locals are assignable from every frame in the range (in a
+		// constructor the range starts after super(), where this is initialized).
+		out.Frames = append(out.Frames, Frame{
+			Offset: hpc, Kind: FrameFull,
+			Stack: []VType{{Tag: VObject, Index: x.refs.throwable}},
+		})
+	}
+	return out, nil
+}
+
+func mapLocals(l *Layout, tables [][]LocalVar) [][]LocalVar {
+	var out [][]LocalVar
+	for _, t := range tables {
+		nt := make([]LocalVar, len(t))
+		for i, v := range t {
+			s, _ := l.Start(int(v.Start))
+			e, _ := l.End(int(v.Start) + int(v.Length))
+			nv := v
+			nv.Start, nv.Length = uint16(s), uint16(e-s)
+			nt[i] = nv
+		}
+		out = append(out, nt)
+	}
+	return out
+}
+
+// mapUninit returns vs with every Uninitialized(offset) mapped to the new
+// offset of its new instruction; vs itself when there is none.
+func mapUninit(l *Layout, vs []VType) []VType {
+	var out []VType
+	for i, v := range vs {
+		if v.Tag != VUninitialized {
+			continue
+		}
+		if out == nil {
+			out = append([]VType(nil), vs...)
+		}
+		n, _ := l.Insn(int(v.Index))
+		out[i].Index = uint16(n)
+	}
+	if out == nil {
+		return vs
+	}
+	return out
+}
+
+func frameSet(frames []Frame) func(int) bool {
+	return func(off int) bool {
+		i := searchFrame(frames, off)
+		return i < len(frames) && frames[i].Offset == off
+	}
+}
+
+func searchFrame(frames []Frame, off int) int {
+	lo, hi := 0, len(frames)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if frames[m].Offset < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// needsFrames reports whether code has a branch target or handler, which a
+// version ≥ 50 method can only have with a StackMapTable.
+func needsFrames(code []byte, insns []Insn, handlers []Handler, scratch []int) bool {
+	if len(handlers) > 0 {
+		return true
+	}
+	for _, in := range insns {
+		if len(Targets(code, in, scratch[:0])) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkTables verifies that every offset in the handler, line, local-variable
+// tables and frames is at an instruction (ends may be the code length) and
+// that Uninitialized types name a new instruction.
+func checkTables(c *Code, idx []int32, n int) error {
+	isStart := func(off int) bool { i := at(idx, off); return i >= 0 && i < n }
+	isEnd := func(off int) bool { return at(idx, off) >= 0 }
+	for _, h := range c.Handlers {
+		if !isStart(int(h.Start)) || !isEnd(int(h.End)) || h.End <= h.Start || !isStart(int(h.Handler)) {
+			return codeErr(int(h.Start), ErrBadOffset, "exception table entry %v", h)
+		}
+	}
+	for _, t := range c.Lines {
+		for _, e := range t {
+			if !isStart(int(e.Start)) {
+				return codeErr(int(e.Start), ErrBadOffset, "line number entry")
+			}
+		}
+	}
+	for _, ts := range [][][]LocalVar{c.LocalVars, c.LocalVarTypes} {
+		for _, t := range ts {
+			for _, v := range t {
+				if !isStart(int(v.Start)) || !isEnd(int(v.Start)+int(v.Length)) {
+					return codeErr(int(v.Start), ErrBadOffset, "local variable entry")
+				}
+			}
+		}
+	}
+	prev := -1
+	for _, f := range c.Frames {
+		if !isStart(f.Offset) || f.Offset <= prev {
+			return codeErr(f.Offset, ErrBadFrames, "frame not at an instruction")
+		}
+		prev = f.Offset
+		for _, vs := range [][]VType{f.Locals, f.Stack} {
+			for _, v := range vs {
+				if v.Tag == VUninitialized && !isStart(int(v.Index)) {
+					return codeErr(f.Offset, ErrBadFrames, "uninitialized(%d)", v.Index)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package instrument
+
+import "encoding/binary"
+
+// MaxCodeLen is the largest code_length a method may have (JVMS §4.7.3).
+const MaxCodeLen = 65535
+
+// Chunk is bytecode inserted before the original instruction at At. Its length
+// must be a multiple of 4, so that switch padding never changes. An Owned
+// chunk belongs to the instruction: branches, handlers and frames that
+// pointed at the instruction now point at the chunk (an exit probe before a
+// return). A chunk that is not owned sits before the owned ones and is skipped
+// by branches (the entry probe: a loop back to offset 0 must not enter again).
+type Chunk struct {
+	At    int
+	Owned bool
+	Bytes []byte
+}
+
+// Widening sizes: goto/jsr → nop nop goto_w/jsr_w (+4);
+// if<c> L → if<!c> +11; nop nop nop; goto_w L (+8).
+const (
+	widenJump = 4
+	widenCond = 8
+	condSkip  = 11 // if<!c> (3) + 3 nops + goto_w (5)
+	condGotoW = 6  // offset of the goto_w in a widened conditional
+	jumpGotoW = 2  // offset of the goto_w/jsr_w in a widened goto/jsr
+)
+
+// Layout is the new code of a method and the map from old offsets to new.
+type Layout struct {
+	Code []byte // the relocated code with the chunks inserted
+
+	insns []Insn
+	idx   []int32
+	widen []uint8
+	pre   []int32 // per instruction and end: where its chunks start
+	start []int32 // per instruction and end: where its owned chunk starts (branch target)
+	pos   []int32 // per instruction: where the instruction itself starts
+}
+
+// Start maps an old offset that is a branch target, handler, frame, line or
+// local-variable start to its new offset. ok is false when old is not the
+// start of an instruction or the end of the code.
+func (l *Layout) Start(old int) (int, bool) {
+	i := at(l.idx, old)
+	if i < 0 {
+		return 0, false
+	}
+	return int(l.start[i]), true
+}
+
+// End maps an exclusive end offset (end_pc, start_pc+length) to its new
+// offset: before all the chunks inserted at old.
+func (l *Layout) End(old int) (int, bool) {
+	i := at(l.idx, old)
+	if i < 0 {
+		return 0, false
+	}
+	return int(l.pre[i]), true
+}
+
+// Insn maps the offset of an original instruction to the new offset of the
+// instruction itself (after its chunks); used for Uninitialized(offset).
+func (l *Layout) Insn(old int) (int, bool) {
+	i := at(l.idx, old)
+	if i < 0 || i >= len(l.insns) {
+		return 0, false
+	}
+	return int(l.pos[i]), true
+}
+
+// Relocate inserts chunks (sorted by At; At must be an instruction offset)
+// into code, recomputes every branch and switch offset and widens 16-bit
+// branches that no longer fit. hasFrame(old) tells whether the
+// StackMapTable has a frame at an old offset; nil means the method has no
+// StackMapTable. A widened conditional branch needs a frame at its
+// fall-through; without one Relocate returns ErrBranchOverflow.
+func Relocate(code []byte, chunks []Chunk, hasFrame func(int) bool) (*Layout, error) {
+	insns, err := Decode(code, nil)
+	if err != nil {
+		return nil, err
+	}
+	idx := index(insns, len(code), nil)
+	if err := checkTargets(code, insns, idx, nil); err != nil {
+		return nil, err
+	}
+	return relocate(code, insns, idx, chunks, hasFrame)
+}
+
+func relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk, hasFrame func(int) bool) (*Layout, error) {
+	for k, c := range chunks {
+		if len(c.Bytes)%4 != 0 {
+			return nil, codeErr(c.At, ErrBadOffset, "chunk of %d bytes", len(c.Bytes))
+		}
+		if i := at(idx, c.At); i < 0 || i >= len(insns) || k > 0 && c.At < chunks[k-1].At {
+			return nil, codeErr(c.At, ErrBadOffset, "chunk not at an instruction, or unsorted")
+		}
+	}
+	n := len(insns)
+	l := &Layout{
+		insns: insns, idx: idx,
+		widen: make([]uint8, n),
+		pre:   make([]int32, n+1),
+		start: make([]int32, n+1),
+		pos:   make([]int32, n),
+	}
+	for {
+		total := l.place(chunks)
+		if total > MaxCodeLen {
+			return nil, codeErr(0, ErrTooLarge, "%d bytes", total)
+		}
+		changed := false
+		for i, in := range insns {
+			if l.widen[i] != 0 || in.Wide || !in.Op.isBranch16() {
+				continue
+			}
+			t := idx[in.Off+i16(code[in.Off+1:])]
+			rel := int(l.start[t]) - int(l.pos[i])
+			if rel >= -0x8000 && rel <= 0x7fff {
+				continue
+			}
+			changed = true
+			if !in.Op.isCond() {
+				l.widen[i] = widenJump
+				continue
+			}
+			// The instruction after the goto_w is reached only by a jump:
+			// the verifier needs a frame there.
+			if hasFrame != nil && !hasFrame(in.Off+in.Len) {
+				return nil, codeErr(in.Off, ErrBranchOverflow, "%v by %d", in.Op, rel)
+			}
+			l.widen[i] = widenCond
+		}
+		if !changed {
+			l.Code = l.emit(code, chunks, make([]byte, 0, total+8))
+			return l, nil
+		}
+	}
+}
+
+// place computes pre, start and pos from the chunks and widenings; it returns
+// the new code length.
+func (l *Layout) place(chunks []Chunk) int {
+	p, c := 0, 0
+	for i, in := range l.insns {
+		l.pre[i] = int32(p)
+		for ; c < len(chunks) && chunks[c].At == in.Off && !chunks[c].Owned; c++ {
+			p += len(chunks[c].Bytes)
+		}
+		l.start[i] = int32(p)
+		for ; c < len(chunks) && chunks[c].At == in.Off; c++ {
+			p += len(chunks[c].Bytes)
+		}
+		l.pos[i] = int32(p)
+		p += in.Len + int(l.widen[i])
+	}
+	n := len(l.insns)
+	l.pre[n], l.start[n] = int32(p), int32(p)
+	return p
+}
+
+func (l *Layout) emit(code []byte, chunks []Chunk, out []byte) []byte {
+	be := binary.BigEndian
+	c := 0
+	for i, in := range l.insns {
+		for ; c < len(chunks) && chunks[c].At == in.Off && !chunks[c].Owned; c++ {
+			out = append(out, chunks[c].Bytes...)
+		}
+		for ; c < len(chunks) && chunks[c].At == in.Off; c++ {
+			out = append(out, chunks[c].Bytes...)
+		}
+		p := len(out)
+		target := func(rel int) int32 { return l.start[l.idx[in.Off+rel]] }
+		switch op := in.Op; {
+		case in.Wide:
+			out = append(out, code[in.Off:in.Off+in.Len]...)
+		case op.isBranch16():
+			t := target(i16(code[in.Off+1:]))
+			switch l.widen[i] {
+			case 0:
+				out = append(out, byte(op))
+				out = be.AppendUint16(out, uint16(int16(t-int32(p))))
+			case widenJump:
+				w := OpGotoW
+				if op == OpJsr {
+					w = OpJsrW
+				}
+				out = append(out, byte(OpNop), byte(OpNop), byte(w))
+				out = be.AppendUint32(out, uint32(t-int32(p+jumpGotoW)))
+			default:
+				out = append(out, byte(op.invert()))
+				out = be.AppendUint16(out, condSkip)
+				out = append(out, byte(OpNop), byte(OpNop), byte(OpNop), byte(OpGotoW))
+				out = be.AppendUint32(out, uint32(t-int32(p+condGotoW)))
+			}
+		case op == OpGotoW || op == OpJsrW:
+			out = append(out, byte(op))
+			out = be.AppendUint32(out, uint32(target(i32(code[in.Off+1:]))-int32(p)))
+		case op == OpTableswitch || op == OpLookupswitch:
+			// Every chunk and widening is a multiple of 4: the padding is unchanged.
+			q := in.Off + 1 + switchPad(in.Off)
+			out = append(out, code[in.Off:q]...)
+			out = be.AppendUint32(out, uint32(target(i32(code[q:]))-int32(p)))
+			if op == OpTableswitch {
+				out = append(out, code[q+switchWord:q+tableHeaderLen]...)
+				for r := q + tableHeaderLen; r < in.Off+in.Len; r += switchWord {
+					out = be.AppendUint32(out, uint32(target(i32(code[r:]))-int32(p)))
+				}
+			} else {
+				out = append(out, code[q+switchWord:q+lookupHeaderLen]...)
+				for r := q + lookupHeaderLen; r < in.Off+in.Len; r += lookupPairLen {
+					out = append(out, code[r:r+switchWord]...)
+					out = be.AppendUint32(out, uint32(target(i32(code[r+switchWord:]))-int32(p)))
+				}
+			}
+		default:
+			out = append(out, code[in.Off:in.Off+in.Len]...)
+		}
+	}
+	return out
+}
