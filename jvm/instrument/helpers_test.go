@@ -35,9 +35,11 @@ func (p *fakePool) add(key string) uint16 {
 	return p.next
 }
 
-func (p *fakePool) Methodref(c, n, d string) (uint16, error) { return p.add("M" + c + "." + n + d), nil }
-func (p *fakePool) Class(n string) (uint16, error)           { return p.add("C" + n), nil }
-func (p *fakePool) Integer(v int32) (uint16, error)          { return p.add(fmt.Sprint("I", v)), nil }
+func (p *fakePool) Methodref(c, n, d string) (uint16, error) {
+	return p.add("M" + c + "." + n + d), nil
+}
+func (p *fakePool) Class(n string) (uint16, error)  { return p.add("C" + n), nil }
+func (p *fakePool) Integer(v int32) (uint16, error) { return p.add(fmt.Sprint("I", v)), nil }
 
 // asm builds bytecode.
 type asm struct{ b []byte }

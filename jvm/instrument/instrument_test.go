@@ -1,0 +1,322 @@
+package instrument
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func newTestInstrumenter(t *testing.T) *Instrumenter {
+	t.Helper()
+	cfg := DefaultConfig()
+	x, err := New(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// probeBytes returns the expected probe chunk.
+func probeBytes(t *testing.T, p *fakePool, name, desc string, tail []byte, args ...int32) []byte {
+	t.Helper()
+	ref, _ := p.Methodref("io/tadpole/Probe", name, desc)
+	b, err := probe(ref, p, tail, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestInstrumentCode(t *testing.T) {
+	p := newFakePool()
+	p.members[6] = [2]string{"<init>", "()V"}
+	a := &asm{}
+	a.op(0x1a)                        // 0 iload_0
+	a.op(byte(OpIfeq)).u2(5)          // 1 ifeq 6
+	a.op(0x04)                        // 4 iconst_1
+	a.op(byte(OpIreturn))             // 5 ireturn
+	a.op(byte(OpNew)).u2(5)           // 6 new X
+	a.op(byte(OpDup))                 // 9
+	a.op(byte(OpInvokespecial)).u2(6) // 10
+	a.op(byte(OpAthrow))              // 13
+	code := a.b
+	m := &Method{Class: "a/B", Name: "f", Desc: "(I)I", Access: AccStatic, Code: &Code{
+		MaxStack: 2, MaxLocals: 1, Bytecode: code,
+		Lines:     [][]LineNumber{{{0, 10}, {6, 12}}},
+		LocalVars: [][]LocalVar{{{Start: 0, Length: 14, Name: 1, Desc: 2, Index: 0}}},
+		HasFrames: true,
+		Frames:    []Frame{{Offset: 6, Kind: FrameSame}},
+	}}
+	x := newTestInstrumenter(t)
+	out, err := x.InstrumentCode(m, 300, 52, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCode(t, out)
+	entry := probeBytes(t, p, "enter", EnterDesc, nil, 300)
+	exit := probeBytes(t, p, "exit", ExitDesc, nil, 300, 10)
+	thrown := probeBytes(t, p, "thrown", ThrownDesc, nil, 300, 12)
+	bubble := probeBytes(t, p, "bubble", BubbleDesc, []byte{byte(OpAthrow)}, 300)
+	var want []byte
+	want = append(want, entry...)
+	want = append(want, code[0:1]...)
+	e := len(entry)
+	newL := e + 6 + len(exit) // start of the new X block
+	want = append(want, byte(OpIfeq), 0, byte(newL-(e+1)))
+	want = append(want, code[4])
+	want = append(want, exit...)
+	want = append(want, code[5:13]...)
+	want = append(want, thrown...)
+	want = append(want, code[13])
+	hpc := len(want)
+	want = append(want, bubble...)
+	if !bytes.Equal(out.Bytecode, want) {
+		t.Fatalf("code\n got %x\nwant %x", out.Bytecode, want)
+	}
+	if out.MaxStack != 4 || out.MaxLocals != 1 {
+		t.Errorf("max stack/locals %d/%d", out.MaxStack, out.MaxLocals)
+	}
+	if len(out.Handlers) != 1 || out.Handlers[0] != (Handler{uint16(e), uint16(hpc), uint16(hpc), 0}) {
+		t.Errorf("handlers %v; want catch-all [%d,%d)→%d", out.Handlers, e, hpc, hpc)
+	}
+	if got := out.Lines[0]; got[0] != (LineNumber{uint16(e), 10}) || got[1] != (LineNumber{uint16(newL), 12}) {
+		t.Errorf("lines %v", got)
+	}
+	if v := out.LocalVars[0][0]; int(v.Start) != e || int(v.Start+v.Length) != hpc {
+		t.Errorf("local var %+v", v)
+	}
+	if len(out.Frames) != 2 || out.Frames[0].Offset != newL || out.Frames[1].Offset != hpc ||
+		out.Frames[1].Kind != FrameFull || len(out.Frames[1].Locals) != 0 || len(out.Frames[1].Stack) != 1 {
+		t.Errorf("frames %+v", out.Frames)
+	}
+	// The original is untouched.
+	if !bytes.Equal(m.Code.Bytecode, code) || m.Code.Lines[0][0].Start != 0 {
+		t.Error("input modified")
+	}
+}
+
+func TestInstrumentLargeIDAndLine(t *testing.T) {
+	p := newFakePool()
+	code := []byte{byte(OpReturn)}
+	m := &Method{Class: "a/B", Name: "f", Desc: "()V", Code: &Code{MaxStack: 0, Bytecode: code}}
+	x := newTestInstrumenter(t)
+	out, err := x.InstrumentCode(m, 1<<20, 49, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCode(t, out)
+	if out.HasFrames || len(out.Frames) != 0 {
+		t.Error("frames in a version 49 class")
+	}
+	idRef, _ := p.Integer(1 << 20)
+	lineRef, _ := p.Integer(NoLine)
+	// entry: nop nop ldc_w id invokestatic
+	if out.Bytecode[2] != byte(OpLdcW) || int(u16(out.Bytecode[3:])) != int(idRef) {
+		t.Errorf("entry %x", out.Bytecode[:8])
+	}
+	if out.Bytecode[8+3] != byte(OpLdcW) || out.Bytecode[8+6] != byte(OpLdcW) || int(u16(out.Bytecode[8+7:])) != int(lineRef) {
+		t.Errorf("exit %x", out.Bytecode[8:20])
+	}
+}
+
+func TestInstrumentConstructor(t *testing.T) {
+	p := newFakePool()
+	p.members[6] = [2]string{"<init>", "()V"}
+	p.members[7] = [2]string{"<init>", "(La/X;)V"}
+	p.members[8] = [2]string{"f", "J"}
+	a := &asm{}
+	a.op(byte(OpAload0))              // 0
+	a.op(byte(OpNew)).u2(5)           // 1
+	a.op(byte(OpDup))                 // 4
+	a.op(byte(OpInvokespecial)).u2(6) // 5 X.<init>
+	a.op(byte(OpInvokespecial)).u2(7) // 8 super(X)
+	a.op(byte(OpAload0))              // 11
+	a.op(0x0a)                        // 12 lconst_1
+	a.op(byte(OpPutfield)).u2(8)      // 13
+	a.op(byte(OpReturn))              // 16
+	m := &Method{Class: "a/B", Name: "<init>", Desc: "()V", Code: &Code{
+		MaxStack: 3, MaxLocals: 1, Bytecode: a.b, HasFrames: true,
+	}}
+	x := newTestInstrumenter(t)
+	out, err := x.InstrumentCode(m, 1, 61, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCode(t, out)
+	entry := probeBytes(t, p, "enter", EnterDesc, nil, 1)
+	if !bytes.Equal(out.Bytecode[:11], a.b[:11]) || !bytes.Equal(out.Bytecode[11:11+len(entry)], entry) {
+		t.Fatalf("entry not after super(): %x", out.Bytecode)
+	}
+	h := out.Handlers[len(out.Handlers)-1]
+	if int(h.Start) != 11+len(entry) || h.CatchType != 0 {
+		t.Errorf("catch-all %+v", h)
+	}
+
+	// Branch before super(): left alone.
+	b := &asm{}
+	b.op(byte(OpAload0), 0x1b)        // aload_0 iload_1
+	b.op(byte(OpIfeq)).u2(7)          // ifeq +7
+	b.op(opAconstNull)                // aconst_null
+	b.op(byte(OpGoto)).u2(4)          // goto +4
+	b.op(opAconstNull)                // aconst_null
+	b.op(byte(OpInvokespecial)).u2(7) // super(X)
+	b.op(byte(OpReturn))
+	m.Code = &Code{MaxStack: 3, MaxLocals: 2, Bytecode: b.b, HasFrames: true,
+		Frames: []Frame{{Offset: 9, Kind: FrameSame1, Stack: []VType{{Tag: VUninitializedThis}}}, {Offset: 10, Kind: FrameFull}}}
+	if _, err := x.InstrumentCode(m, 1, 61, p); !errors.Is(err, ErrCtorFlow) {
+		t.Errorf("branch before super: %v", err)
+	}
+	// No super() call at all.
+	m.Code = &Code{MaxStack: 1, Bytecode: []byte{byte(OpAload0), byte(OpPop), byte(OpReturn)}}
+	if _, err := x.InstrumentCode(m, 1, 49, p); !errors.Is(err, ErrCtorFlow) {
+		t.Errorf("no super: %v", err)
+	}
+}
+
+const opAconstNull = 0x01
+
+func TestInstrumentJsr(t *testing.T) {
+	p := newFakePool()
+	a := &asm{}
+	a.op(byte(OpJsr)).u2(4) // 0 jsr 4
+	a.op(byte(OpReturn))    // 3
+	a.op(byte(OpAstore), 1) // 4 astore 1
+	a.op(byte(OpRet), 1)    // 6 ret 1
+	m := &Method{Class: "a/B", Name: "f", Desc: "()V", Access: AccStatic | AccSynchronized, Code: &Code{
+		MaxStack: 1, MaxLocals: 2, Bytecode: a.b,
+	}}
+	x := newTestInstrumenter(t)
+	out, err := x.InstrumentCode(m, 2, 46, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insns := checkCode(t, out)
+	for _, in := range insns {
+		if in.Op == OpJsr {
+			if ts := Targets(out.Bytecode, in, nil); out.Bytecode[ts[0]] != byte(OpAstore) {
+				t.Errorf("jsr lands on %v", Opcode(out.Bytecode[ts[0]]))
+			}
+		}
+	}
+}
+
+func TestInstrumentNoStackMap(t *testing.T) {
+	code, _ := sampleCode()
+	m := &Method{Class: "a/B", Name: "f", Desc: "(I)V", Access: AccStatic, Code: &Code{MaxStack: 1, MaxLocals: 1, Bytecode: code}}
+	x := newTestInstrumenter(t)
+	if _, err := x.InstrumentCode(m, 2, 52, newFakePool()); !errors.Is(err, ErrNoStackMap) {
+		t.Errorf("got %v; want ErrNoStackMap", err)
+	}
+	// Straight-line code gets a table with the handler's frame.
+	m.Code = &Code{MaxStack: 0, Bytecode: []byte{byte(OpReturn)}}
+	out, err := x.InstrumentCode(m, 2, 52, newFakePool())
+	if err != nil || !out.HasFrames || len(out.Frames) != 1 {
+		t.Errorf("straight-line: %v %+v", err, out)
+	}
+}
+
+func TestInstrumentUninitializedFrame(t *testing.T) {
+	p := newFakePool()
+	p.members[6] = [2]string{"<init>", "(I)V"}
+	a := &asm{}
+	a.op(byte(OpNew)).u2(5)           // 0 new X
+	a.op(byte(OpDup))                 // 3
+	a.op(0x1a)                        // 4 iload_0
+	a.op(byte(OpIfeq)).u2(7)          // 5 ifeq 12
+	a.op(0x04)                        // 8 iconst_1
+	a.op(byte(OpGoto)).u2(4)          // 9 goto 13
+	a.op(0x03)                        // 12 iconst_0
+	a.op(byte(OpInvokespecial)).u2(6) // 13
+	a.op(0xb0)                        // 16
+	u := VType{Tag: VUninitialized, Index: 0}
+	m := &Method{Class: "a/B", Name: "f", Desc: "(I)La/X;", Access: AccStatic, Code: &Code{
+		MaxStack: 3, MaxLocals: 1, Bytecode: a.b, HasFrames: true,
+		Frames: []Frame{
+			{Offset: 12, Kind: FrameFull, Locals: []VType{{Tag: VInteger}}, Stack: []VType{u, u}},
+			{Offset: 13, Kind: FrameFull, Locals: []VType{{Tag: VInteger}}, Stack: []VType{u, u, {Tag: VInteger}}},
+		},
+	}}
+	x := newTestInstrumenter(t)
+	out, err := x.InstrumentCode(m, 2, 52, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCode(t, out)
+	newAt := int(out.Frames[0].Stack[0].Index)
+	if Opcode(out.Bytecode[newAt]) != OpNew || newAt == 0 {
+		t.Errorf("uninitialized → %d (%v)", newAt, Opcode(out.Bytecode[newAt]))
+	}
+	if m.Code.Frames[0].Stack[0].Index != 0 {
+		t.Error("input frame modified")
+	}
+}
+
+func TestSignature(t *testing.T) {
+	for _, tc := range []struct {
+		class, name, desc string
+		access            int
+		want              string
+	}{
+		{"com/ex/Main", "main", "([Ljava/lang/String;)V", 9, "com/ex/Main.main;9;([Ljava/lang/String;)V"},
+		{"com/codedx/invokeamethod/Main", "<init>", "()V", 1, "com/codedx/invokeamethod/Main.<init>;1;()V"},
+		{"a/B$C", "f", "(IJ)Ljava/lang/Object;", ASMAccess(1, true, true), "a/B$C.f;135169;(IJ)Ljava/lang/Object;"},
+	} {
+		if got := Signature(tc.class, tc.name, tc.access, tc.desc); got != tc.want {
+			t.Errorf("got %q; want %q", got, tc.want)
+		}
+	}
+}
+
+func TestMethodSlots(t *testing.T) {
+	for _, tc := range []struct {
+		desc      string
+		args, ret int
+		ok        bool
+	}{
+		{"()V", 0, 0, true},
+		{"(IJ[DLa/B;D)J", 1 + 2 + 1 + 1 + 2, 2, true},
+		{"([[J)[J", 1, 1, true},
+		{"(L;)V", 0, 0, false},
+		{"(I", 0, 0, false},
+		{"(I)", 0, 0, false},
+		{"(Q)V", 0, 0, false},
+	} {
+		a, r, ok := methodSlots(tc.desc)
+		if ok != tc.ok || ok && (a != tc.args || r != tc.ret) {
+			t.Errorf("%s: %d %d %v; want %d %d %v", tc.desc, a, r, ok, tc.args, tc.ret, tc.ok)
+		}
+	}
+}
+
+func TestFramesRoundTrip(t *testing.T) {
+	frames := []Frame{
+		{Offset: 3, Kind: FrameSame},
+		{Offset: 200, Kind: FrameSame},
+		{Offset: 201, Kind: FrameSame1, Stack: []VType{{Tag: VObject, Index: 7}}},
+		{Offset: 400, Kind: FrameSame1, Stack: []VType{{Tag: VUninitialized, Index: 3}}},
+		{Offset: 401, Kind: FrameAppend, Locals: []VType{{Tag: VInteger}, {Tag: VLong}}},
+		{Offset: 402, Kind: FrameChop, Chop: 2},
+		{Offset: 500, Kind: FrameFull, Locals: []VType{{Tag: VUninitializedThis}, {Tag: VTop}}, Stack: []VType{{Tag: VNull}, {Tag: VDouble}, {Tag: VFloat}}},
+	}
+	b, err := EncodeFrames(nil, frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// same(3), same_ext(196), same1(0), same1_ext(198), append(0), chop(0), full(97)
+	if b[2] != 3 || b[3] != frameSameExt || b[6] != frameSame1Base || b[10] != frameSame1Ext {
+		t.Errorf("encoding %x", b)
+	}
+	got, err := DecodeFrames(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := EncodeFrames(nil, got)
+	if !bytes.Equal(b, b2) || len(got) != len(frames) || got[6].Offset != 500 || got[3].Stack[0] != frames[3].Stack[0] {
+		t.Errorf("round trip: %+v", got)
+	}
+	for _, bad := range [][]byte{{0}, {0, 2, 0}, {0, 1, 128}, {0, 1, 255, 0, 0, 0, 1, 9}, {0, 1, 0, 0}, {0, 1, 64}} {
+		if _, err := DecodeFrames(bad); !errors.Is(err, ErrBadFrames) {
+			t.Errorf("%x: %v", bad, err)
+		}
+	}
+}
