@@ -1,0 +1,460 @@
+package classfile
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+)
+
+// Constant is one constant pool entry (JVMS §4.4). Which fields are used
+// depends on Tag:
+//
+//	Utf8                      Utf8 (raw modified UTF-8 bytes)
+//	Integer, Float            Bits (low 32 bits; Float as IEEE bits)
+//	Long, Double              Bits (Double as IEEE bits)
+//	Class                     A = name_index
+//	String                    A = string_index
+//	Fieldref, Methodref,
+//	InterfaceMethodref        A = class_index, B = name_and_type_index
+//	NameAndType               A = name_index, B = descriptor_index
+//	MethodHandle              Kind = reference_kind, A = reference_index
+//	MethodType                A = descriptor_index
+//	Dynamic, InvokeDynamic    A = bootstrap_method_attr_index, B = name_and_type_index
+//	Module, Package           A = name_index
+type Constant struct {
+	Tag  Tag
+	Kind RefKind
+	A, B uint16
+	Bits uint64
+	Utf8 []byte
+}
+
+// Pool is a constant pool. Index 0 and the slot after each Long and Double
+// hold TagNone. Existing entries never change; Add* methods look an entry
+// up and append it when missing, so every index stays valid.
+//
+// The Utf8 bytes of a parsed pool alias the parsed input. A Pool is not
+// safe for concurrent use.
+type Pool struct {
+	entries []Constant
+	raw     []byte // encoded entries[1:nOrig] as parsed, written as is
+	nOrig   int
+	lookups int
+	index   map[constKey]uint16 // built after lookupMapAfter linear lookups
+}
+
+// lookupMapAfter: Add* scans linearly (no allocation) for the first few
+// lookups, then builds a map for classes that add many constants.
+const lookupMapAfter = 32
+
+type constKey struct {
+	tag  Tag
+	kind RefKind
+	a, b uint16
+	bits uint64
+	s    string
+}
+
+func keyOf(c *Constant) constKey {
+	return constKey{tag: c.Tag, kind: c.Kind, a: c.A, b: c.B, bits: c.Bits, s: string(c.Utf8)}
+}
+
+// NewPool returns an empty pool (count 1).
+func NewPool() *Pool { return &Pool{entries: make([]Constant, 1, 64), nOrig: 1} }
+
+// Count is constant_pool_count: the number of slots including slot 0.
+func (p *Pool) Count() int { return len(p.entries) }
+
+// Get returns entry i, or a zero Constant (TagNone) when i is out of range.
+func (p *Pool) Get(i uint16) Constant {
+	if int(i) >= len(p.entries) {
+		return Constant{}
+	}
+	return p.entries[i]
+}
+
+// Tag returns the tag of entry i (TagNone when out of range).
+func (p *Pool) Tag(i uint16) Tag {
+	if int(i) >= len(p.entries) {
+		return TagNone
+	}
+	return p.entries[i].Tag
+}
+
+func (p *Pool) is(i uint16, t Tag) bool {
+	return i != 0 && int(i) < len(p.entries) && p.entries[i].Tag == t
+}
+
+// Utf8Bytes returns the raw modified UTF-8 of Utf8 entry i, or nil.
+// The slice must not be modified.
+func (p *Pool) Utf8Bytes(i uint16) []byte {
+	if !p.is(i, TagUtf8) {
+		return nil
+	}
+	return p.entries[i].Utf8
+}
+
+// Utf8 returns Utf8 entry i as a string ("" when i is not a Utf8).
+// Modified UTF-8 differs from UTF-8 only for NUL and supplementary
+// characters; the bytes are returned unconverted.
+func (p *Pool) Utf8(i uint16) string { return string(p.Utf8Bytes(i)) }
+
+// IsUtf8 reports whether entry i is a Utf8 equal to s, without allocating.
+func (p *Pool) IsUtf8(i uint16, s string) bool {
+	return p.is(i, TagUtf8) && string(p.entries[i].Utf8) == s
+}
+
+// ClassName returns the internal name of Class entry i ("" if not a Class).
+func (p *Pool) ClassName(i uint16) string {
+	if !p.is(i, TagClass) {
+		return ""
+	}
+	return p.Utf8(p.entries[i].A)
+}
+
+// NameAndType returns the name and descriptor of NameAndType entry i.
+func (p *Pool) NameAndType(i uint16) (name, desc string) {
+	if !p.is(i, TagNameAndType) {
+		return "", ""
+	}
+	return p.Utf8(p.entries[i].A), p.Utf8(p.entries[i].B)
+}
+
+// MemberRef returns owner class, name and descriptor of a Fieldref,
+// Methodref or InterfaceMethodref entry.
+func (p *Pool) MemberRef(i uint16) (class, name, desc string) {
+	t := p.Tag(i)
+	if t != TagFieldref && t != TagMethodref && t != TagInterfaceMethodref {
+		return "", "", ""
+	}
+	c := &p.entries[i]
+	name, desc = p.NameAndType(c.B)
+	return p.ClassName(c.A), name, desc
+}
+
+// Integer returns the value of an Integer entry.
+func (p *Pool) Integer(i uint16) int32 { return int32(uint32(p.Get(i).Bits)) }
+
+// Float returns the value of a Float entry.
+func (p *Pool) Float(i uint16) float32 { return math.Float32frombits(uint32(p.Get(i).Bits)) }
+
+// Long returns the value of a Long entry.
+func (p *Pool) Long(i uint16) int64 { return int64(p.Get(i).Bits) }
+
+// Double returns the value of a Double entry.
+func (p *Pool) Double(i uint16) float64 { return math.Float64frombits(p.Get(i).Bits) }
+
+// Add returns the index of an entry equal to c, appending c when there is
+// none. Long and Double take two slots. Utf8 bytes are copied on append.
+// It returns ErrPoolFull when the pool cannot grow, and ErrBadConstant for
+// TagNone or an unknown tag. Referenced indexes are not checked.
+func (p *Pool) Add(c Constant) (uint16, error) {
+	if int(c.Tag) >= len(entrySize) || entrySize[c.Tag] == 0 {
+		return 0, ErrBadConstant
+	}
+	if i, ok := p.lookup(&c); ok {
+		return i, nil
+	}
+	slots := 1
+	if c.Tag == TagLong || c.Tag == TagDouble {
+		slots = 2
+	}
+	if len(p.entries)+slots > maxPoolCount {
+		return 0, ErrPoolFull
+	}
+	if c.Tag == TagUtf8 {
+		if len(c.Utf8) > maxU2 {
+			return 0, tooLarge("Utf8 length", len(c.Utf8))
+		}
+		c.Utf8 = bytes.Clone(c.Utf8)
+		if c.Utf8 == nil {
+			c.Utf8 = []byte{}
+		}
+	}
+	i := uint16(len(p.entries))
+	p.entries = append(p.entries, c)
+	if slots == 2 {
+		p.entries = append(p.entries, Constant{})
+	}
+	if p.index != nil {
+		p.index[keyOf(&c)] = i
+	}
+	return i, nil
+}
+
+func (p *Pool) lookup(c *Constant) (uint16, bool) {
+	if p.index == nil {
+		p.lookups++
+		if p.lookups <= lookupMapAfter {
+			for i := 1; i < len(p.entries); i++ {
+				e := &p.entries[i]
+				if e.Tag == c.Tag && e.A == c.A && e.B == c.B && e.Kind == c.Kind && e.Bits == c.Bits &&
+					(c.Tag != TagUtf8 || string(e.Utf8) == string(c.Utf8)) {
+					return uint16(i), true
+				}
+			}
+			return 0, false
+		}
+		p.index = make(map[constKey]uint16, len(p.entries)+16)
+		for i := len(p.entries) - 1; i >= 1; i-- { // first occurrence wins
+			if p.entries[i].Tag != TagNone {
+				p.index[keyOf(&p.entries[i])] = uint16(i)
+			}
+		}
+	}
+	i, ok := p.index[keyOf(c)]
+	return i, ok
+}
+
+// AddUTF8 looks up or appends a Utf8 entry holding s (already in modified
+// UTF-8; plain ASCII, the usual case for names, is the same in both).
+func (p *Pool) AddUTF8(s string) (uint16, error) {
+	return p.Add(Constant{Tag: TagUtf8, Utf8: []byte(s)})
+}
+
+func (p *Pool) addNamed(t Tag, s string) (uint16, error) {
+	n, err := p.AddUTF8(s)
+	if err != nil {
+		return 0, err
+	}
+	return p.Add(Constant{Tag: t, A: n})
+}
+
+// AddClass looks up or appends a Class entry for an internal name ("java/lang/Object").
+func (p *Pool) AddClass(name string) (uint16, error) { return p.addNamed(TagClass, name) }
+
+// AddString looks up or appends a String entry.
+func (p *Pool) AddString(s string) (uint16, error) { return p.addNamed(TagString, s) }
+
+// AddMethodType looks up or appends a MethodType entry.
+func (p *Pool) AddMethodType(desc string) (uint16, error) { return p.addNamed(TagMethodType, desc) }
+
+// AddModule looks up or appends a Module entry.
+func (p *Pool) AddModule(name string) (uint16, error) { return p.addNamed(TagModule, name) }
+
+// AddPackage looks up or appends a Package entry.
+func (p *Pool) AddPackage(name string) (uint16, error) { return p.addNamed(TagPackage, name) }
+
+// AddNameAndType looks up or appends a NameAndType entry.
+func (p *Pool) AddNameAndType(name, desc string) (uint16, error) {
+	n, err := p.AddUTF8(name)
+	if err != nil {
+		return 0, err
+	}
+	d, err := p.AddUTF8(desc)
+	if err != nil {
+		return 0, err
+	}
+	return p.Add(Constant{Tag: TagNameAndType, A: n, B: d})
+}
+
+func (p *Pool) addRef(t Tag, class, name, desc string) (uint16, error) {
+	c, err := p.AddClass(class)
+	if err != nil {
+		return 0, err
+	}
+	nt, err := p.AddNameAndType(name, desc)
+	if err != nil {
+		return 0, err
+	}
+	return p.Add(Constant{Tag: t, A: c, B: nt})
+}
+
+// AddFieldref looks up or appends a Fieldref entry.
+func (p *Pool) AddFieldref(class, name, desc string) (uint16, error) {
+	return p.addRef(TagFieldref, class, name, desc)
+}
+
+// AddMethodref looks up or appends a Methodref entry.
+func (p *Pool) AddMethodref(class, name, desc string) (uint16, error) {
+	return p.addRef(TagMethodref, class, name, desc)
+}
+
+// AddInterfaceMethodref looks up or appends an InterfaceMethodref entry.
+func (p *Pool) AddInterfaceMethodref(class, name, desc string) (uint16, error) {
+	return p.addRef(TagInterfaceMethodref, class, name, desc)
+}
+
+// AddMethodHandle looks up or appends a MethodHandle entry.
+func (p *Pool) AddMethodHandle(kind RefKind, ref uint16) (uint16, error) {
+	return p.Add(Constant{Tag: TagMethodHandle, Kind: kind, A: ref})
+}
+
+// AddDynamic looks up or appends a Dynamic (condy) entry.
+func (p *Pool) AddDynamic(bootstrap uint16, name, desc string) (uint16, error) {
+	nt, err := p.AddNameAndType(name, desc)
+	if err != nil {
+		return 0, err
+	}
+	return p.Add(Constant{Tag: TagDynamic, A: bootstrap, B: nt})
+}
+
+// AddInvokeDynamic looks up or appends an InvokeDynamic entry.
+func (p *Pool) AddInvokeDynamic(bootstrap uint16, name, desc string) (uint16, error) {
+	nt, err := p.AddNameAndType(name, desc)
+	if err != nil {
+		return 0, err
+	}
+	return p.Add(Constant{Tag: TagInvokeDynamic, A: bootstrap, B: nt})
+}
+
+// AddInteger looks up or appends an Integer entry.
+func (p *Pool) AddInteger(v int32) (uint16, error) {
+	return p.Add(Constant{Tag: TagInteger, Bits: uint64(uint32(v))})
+}
+
+// AddFloat looks up or appends a Float entry (matched by bits).
+func (p *Pool) AddFloat(v float32) (uint16, error) {
+	return p.Add(Constant{Tag: TagFloat, Bits: uint64(math.Float32bits(v))})
+}
+
+// AddLong looks up or appends a Long entry (two slots).
+func (p *Pool) AddLong(v int64) (uint16, error) {
+	return p.Add(Constant{Tag: TagLong, Bits: uint64(v)})
+}
+
+// AddDouble looks up or appends a Double entry (two slots, matched by bits).
+func (p *Pool) AddDouble(v float64) (uint16, error) {
+	return p.Add(Constant{Tag: TagDouble, Bits: math.Float64bits(v)})
+}
+
+// parsePool reads constant_pool_count and the entries. r is positioned at
+// the count.
+func parsePool(r *reader) *Pool {
+	count := int(r.u2("constant_pool_count"))
+	if count == 0 {
+		r.failAt(r.pos()-2, ErrBadConstant, "constant_pool_count is 0")
+		return nil
+	}
+	if !r.need((count-1)*minConstSize, "constant pool") {
+		return nil
+	}
+	start := r.off
+	p := &Pool{entries: make([]Constant, count, count+16), nOrig: count}
+	for i := 1; i < count; i++ {
+		c := &p.entries[i]
+		at := r.pos()
+		c.Tag = Tag(r.u1("constant tag"))
+		switch c.Tag {
+		case TagUtf8:
+			n := int(r.u2("Utf8 length"))
+			c.Utf8 = r.bytes(n, "Utf8 bytes")
+		case TagInteger, TagFloat:
+			c.Bits = uint64(r.u4("constant value"))
+		case TagLong, TagDouble:
+			c.Bits = r.u8("constant value")
+			i++ // takes two slots
+			if i >= count {
+				r.failAt(at, ErrBadConstant, "Long or Double in the last slot")
+			}
+		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
+			c.A = r.u2("constant index")
+		case TagFieldref, TagMethodref, TagInterfaceMethodref, TagNameAndType, TagDynamic, TagInvokeDynamic:
+			c.A = r.u2("constant index")
+			c.B = r.u2("constant index")
+		case TagMethodHandle:
+			c.Kind = RefKind(r.u1("reference_kind"))
+			c.A = r.u2("reference_index")
+		default:
+			r.failAt(at, ErrBadConstant, "constant "+strconv.Itoa(i)+" has "+c.Tag.String())
+		}
+		if r.err != nil {
+			return nil
+		}
+	}
+	p.raw = r.b[start:r.off:r.off]
+	if i, what := p.check(); i != 0 {
+		r.failAt(r.base+start+p.entryOffset(i), ErrBadConstant, "constant "+strconv.Itoa(i)+": "+what)
+		return nil
+	}
+	return p
+}
+
+// check verifies that every reference names an entry of the right kind
+// (JVMS §4.4). It returns the first bad index and why, or 0.
+func (p *Pool) check() (int, string) {
+	for i := 1; i < len(p.entries); i++ {
+		c := &p.entries[i]
+		ok := true
+		switch c.Tag {
+		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
+			ok = p.is(c.A, TagUtf8)
+		case TagFieldref, TagMethodref, TagInterfaceMethodref:
+			ok = p.is(c.A, TagClass) && p.is(c.B, TagNameAndType)
+		case TagNameAndType:
+			ok = p.is(c.A, TagUtf8) && p.is(c.B, TagUtf8)
+		case TagDynamic, TagInvokeDynamic:
+			ok = p.is(c.B, TagNameAndType)
+		case TagMethodHandle:
+			switch {
+			case c.Kind >= RefGetField && c.Kind <= RefPutStatic:
+				ok = p.is(c.A, TagFieldref)
+			case c.Kind >= RefInvokeVirtual && c.Kind <= RefNewInvokeSpecial:
+				ok = p.is(c.A, TagMethodref) || p.is(c.A, TagInterfaceMethodref)
+			case c.Kind == RefInvokeInterface:
+				ok = p.is(c.A, TagInterfaceMethodref)
+			default:
+				return i, "bad reference_kind " + c.Kind.String()
+			}
+		case TagLong, TagDouble:
+			i++
+		}
+		if !ok {
+			return i, c.Tag.String() + " refers to a missing or wrong kind of entry"
+		}
+	}
+	return 0, ""
+}
+
+// entryOffset returns the offset of entry i within raw (error path only).
+func (p *Pool) entryOffset(i int) int {
+	off := 0
+	for j := 1; j < i && j < p.nOrig; j++ {
+		c := &p.entries[j]
+		off += entrySize[c.Tag] + len(c.Utf8)
+		if c.Tag == TagLong || c.Tag == TagDouble {
+			j++
+		}
+	}
+	return off
+}
+
+// appendTo writes constant_pool_count and the entries: the parsed entries
+// as their original bytes, appended ones encoded.
+func (p *Pool) appendTo(b []byte) []byte {
+	b = appendU2(b, uint16(len(p.entries)))
+	b = append(b, p.raw...)
+	for i := p.nOrig; i < len(p.entries); i++ {
+		c := &p.entries[i]
+		b = append(b, byte(c.Tag))
+		switch c.Tag {
+		case TagUtf8:
+			b = appendU2(b, uint16(len(c.Utf8)))
+			b = append(b, c.Utf8...)
+		case TagInteger, TagFloat:
+			b = appendU4(b, uint32(c.Bits))
+		case TagLong, TagDouble:
+			b = appendU4(b, uint32(c.Bits>>32))
+			b = appendU4(b, uint32(c.Bits))
+			i++
+		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
+			b = appendU2(b, c.A)
+		case TagMethodHandle:
+			b = append(b, byte(c.Kind))
+			b = appendU2(b, c.A)
+		default:
+			b = appendU2(b, c.A)
+			b = appendU2(b, c.B)
+		}
+	}
+	return b
+}
+
+// size is the encoded size of the pool including its count.
+func (p *Pool) size() int {
+	n := 2 + len(p.raw)
+	for i := p.nOrig; i < len(p.entries); i++ {
+		n += entrySize[p.entries[i].Tag] + len(p.entries[i].Utf8)
+	}
+	return n
+}
