@@ -1,0 +1,278 @@
+package instrument
+
+import (
+	"fmt"
+
+	"github.com/tadpole-trace/tadpole/jvm/classfile"
+)
+
+// MethodResult says what happened to one method of a class.
+type MethodResult struct {
+	Name, Desc string
+	// Access is the method's access flags as ASM reports them (ASMAccess),
+	// the form Signature uses.
+	Access    int
+	ID        int32
+	Signature string // Bytefrog signature, for MapMethodSignature
+	// Err is nil when the method was instrumented; else a typed reason
+	// (ErrTooLarge, ErrCtorFlow, ...) and the method is unchanged.
+	Err error
+}
+
+// ClassResult lists the methods of a class the policy selected.
+type ClassResult struct {
+	Class   string
+	Methods []MethodResult
+}
+
+// Instrumented returns the number of methods instrumented.
+func (r *ClassResult) Instrumented() int {
+	n := 0
+	for _, m := range r.Methods {
+		if m.Err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// classPool adapts a classfile.Pool to Pool.
+type classPool struct{ p *classfile.Pool }
+
+func (c classPool) Member(i uint16) (string, string, error) {
+	switch c.p.Tag(i) {
+	case classfile.TagFieldref, classfile.TagMethodref, classfile.TagInterfaceMethodref:
+		_, n, d := c.p.MemberRef(i)
+		return n, d, nil
+	case classfile.TagInvokeDynamic:
+		n, d := c.p.NameAndType(c.p.Get(i).B)
+		return n, d, nil
+	}
+	return "", "", fmt.Errorf("%w: entry %d is %v", ErrBadPoolRef, i, c.p.Tag(i))
+}
+
+func (c classPool) Methodref(class, name, desc string) (uint16, error) {
+	return c.p.AddMethodref(class, name, desc)
+}
+func (c classPool) Class(name string) (uint16, error) { return c.p.AddClass(name) }
+func (c classPool) Integer(v int32) (uint16, error)   { return c.p.AddInteger(v) }
+
+// Code attributes whose offsets the instrumenter does not remap; they are
+// dropped from instrumented methods (no JVM checks them).
+var droppedCodeAttrs = []string{"RuntimeVisibleTypeAnnotations", "RuntimeInvisibleTypeAnnotations"}
+
+// InstrumentClass parses a class file, instruments the methods the policy
+// selects and returns the new class file. out is nil when nothing changed
+// (excluded class, no method instrumented). res lists every selected method
+// with its id, signature and outcome. err is a parse or write error: the
+// class should then be loaded unchanged.
+func (x *Instrumenter) InstrumentClass(b []byte) (out []byte, res *ClassResult, err error) {
+	c, err := classfile.Parse(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	return x.instrumentParsed(c)
+}
+
+func (x *Instrumenter) instrumentParsed(c *classfile.Class) ([]byte, *ClassResult, error) {
+	name := c.Name()
+	res := &ClassResult{Class: name}
+	if x.cfg.Excluded(name) {
+		return nil, res, nil
+	}
+	x.refs = probeRefs{}
+	pool := classPool{c.Pool}
+	changed := false
+	for i := range c.Methods {
+		m := &c.Methods[i]
+		if !x.wants(m.Access) || m.CodeIndex(c.Pool) < 0 {
+			continue
+		}
+		mname, desc := c.MemberName(m), c.MemberDesc(m)
+		id, ok := x.methodID(name, mname, desc)
+		if !ok {
+			continue
+		}
+		access := ASMAccess(m.Access, classfile.FindAttr(c.Pool, m.Attrs, "Deprecated") >= 0,
+			classfile.FindAttr(c.Pool, m.Attrs, "Synthetic") >= 0)
+		r := MethodResult{Name: mname, Desc: desc, Access: access, ID: id, Signature: Signature(name, mname, access, desc)}
+		r.Err = x.instrumentMember(c, m, mname, desc, id, pool)
+		changed = changed || r.Err == nil
+		res.Methods = append(res.Methods, r)
+	}
+	if !changed {
+		return nil, res, nil
+	}
+	out, err := c.Bytes()
+	if err != nil {
+		return nil, res, err
+	}
+	return out, res, nil
+}
+
+func (x *Instrumenter) instrumentMember(c *classfile.Class, m *classfile.Member, name, desc string, id int32, pool classPool) error {
+	cc, err := m.Code(c.Pool)
+	if err != nil {
+		return err
+	}
+	in := fromClassfile(cc)
+	out, err := x.InstrumentCode(&Method{Class: c.Name(), Name: name, Desc: desc, Access: m.Access, Code: in}, id, c.Major, pool)
+	if err != nil {
+		return err
+	}
+	nc, err := toClassfile(c.Pool, cc, out)
+	if err != nil {
+		return err
+	}
+	return m.SetCode(c.Pool, nc)
+}
+
+func fromClassfile(cc *classfile.Code) *Code {
+	c := &Code{MaxStack: cc.MaxStack, MaxLocals: cc.MaxLocals, Bytecode: cc.Code}
+	c.Handlers = make([]Handler, len(cc.Exceptions))
+	for i, e := range cc.Exceptions {
+		c.Handlers[i] = Handler{e.StartPC, e.EndPC, e.HandlerPC, e.CatchType}
+	}
+	for _, a := range cc.Attrs {
+		switch a.Kind {
+		case classfile.CodeAttrLineNumbers:
+			t := make([]LineNumber, len(a.Lines))
+			for i, l := range a.Lines {
+				t[i] = LineNumber{l.StartPC, l.Line}
+			}
+			c.Lines = append(c.Lines, t)
+		case classfile.CodeAttrLocalVars, classfile.CodeAttrLocalVarTypes:
+			t := make([]LocalVar, len(a.Locals))
+			for i, v := range a.Locals {
+				t[i] = LocalVar{v.StartPC, v.Length, v.Name, v.Desc, v.Index}
+			}
+			if a.Kind == classfile.CodeAttrLocalVars {
+				c.LocalVars = append(c.LocalVars, t)
+			} else {
+				c.LocalVarTypes = append(c.LocalVarTypes, t)
+			}
+		case classfile.CodeAttrStackMap:
+			if c.HasFrames {
+				continue // a second table is ignored by the JVM too
+			}
+			c.HasFrames = true
+			c.Frames = make([]Frame, len(a.Frames))
+			for i, f := range a.Frames {
+				c.Frames[i] = Frame{Offset: f.Offset, Kind: frameKindFrom(f.Kind), Chop: f.Chop,
+					Locals: vtypesFrom(f.Locals), Stack: vtypesFrom(f.Stack)}
+			}
+		}
+	}
+	return c
+}
+
+func frameKindFrom(k classfile.FrameKind) FrameKind {
+	switch k {
+	case classfile.FrameSame, classfile.FrameSameExt:
+		return FrameSame
+	case classfile.FrameSameLocals1, classfile.FrameSameLocals1Ext:
+		return FrameSame1
+	case classfile.FrameChop:
+		return FrameChop
+	case classfile.FrameAppend:
+		return FrameAppend
+	}
+	return FrameFull
+}
+
+var frameKindTo = [...]classfile.FrameKind{
+	FrameSame: classfile.FrameSame, FrameSame1: classfile.FrameSameLocals1,
+	FrameChop: classfile.FrameChop, FrameAppend: classfile.FrameAppend, FrameFull: classfile.FrameFull,
+}
+
+func vtypesFrom(vs []classfile.VType) []VType {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]VType, len(vs))
+	for i, v := range vs {
+		out[i] = VType{VTag(v.Tag), v.Index}
+	}
+	return out
+}
+
+func vtypesTo(vs []VType) []classfile.VType {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]classfile.VType, len(vs))
+	for i, v := range vs {
+		out[i] = classfile.VType{Tag: classfile.VTag(v.Tag), Index: v.Index}
+	}
+	return out
+}
+
+// toClassfile builds the classfile.Code of out, keeping the sub-attributes
+// of orig in order.
+func toClassfile(p *classfile.Pool, orig *classfile.Code, out *Code) (*classfile.Code, error) {
+	nc := &classfile.Code{MaxStack: out.MaxStack, MaxLocals: out.MaxLocals, Code: out.Bytecode}
+	nc.Exceptions = make([]classfile.ExceptionEntry, len(out.Handlers))
+	for i, h := range out.Handlers {
+		nc.Exceptions[i] = classfile.ExceptionEntry{StartPC: h.Start, EndPC: h.End, HandlerPC: h.Handler, CatchType: h.CatchType}
+	}
+	var lines, lvs, lvts int
+	frames := false
+	for _, a := range orig.Attrs {
+		na := classfile.CodeAttr{Name: a.Name, Kind: a.Kind, Offset: -1}
+		switch a.Kind {
+		case classfile.CodeAttrLineNumbers:
+			for _, l := range out.Lines[lines] {
+				na.Lines = append(na.Lines, classfile.LineNumber{StartPC: l.Start, Line: l.Line})
+			}
+			lines++
+		case classfile.CodeAttrLocalVars, classfile.CodeAttrLocalVarTypes:
+			t := &lvs
+			src := out.LocalVars
+			if a.Kind == classfile.CodeAttrLocalVarTypes {
+				t, src = &lvts, out.LocalVarTypes
+			}
+			for _, v := range src[*t] {
+				na.Locals = append(na.Locals, classfile.LocalVar{StartPC: v.Start, Length: v.Length, Name: v.Name, Desc: v.Desc, Index: v.Index})
+			}
+			*t++
+		case classfile.CodeAttrStackMap:
+			if frames {
+				continue
+			}
+			frames = true
+			na.Frames = framesTo(out.Frames)
+		default:
+			if dropped(p, a.Name) {
+				continue
+			}
+			na.Data, na.Offset = a.Data, a.Offset
+		}
+		nc.Attrs = append(nc.Attrs, na)
+	}
+	if out.HasFrames && !frames {
+		n, err := p.AddUTF8(classfile.AttrStackMapTable)
+		if err != nil {
+			return nil, err
+		}
+		nc.Attrs = append(nc.Attrs, classfile.CodeAttr{Name: n, Kind: classfile.CodeAttrStackMap, Frames: framesTo(out.Frames), Offset: -1})
+	}
+	return nc, nil
+}
+
+func framesTo(fs []Frame) []classfile.Frame {
+	out := make([]classfile.Frame, len(fs))
+	for i, f := range fs {
+		out[i] = classfile.Frame{Kind: frameKindTo[f.Kind], Offset: f.Offset, Chop: f.Chop,
+			Locals: vtypesTo(f.Locals), Stack: vtypesTo(f.Stack)}
+	}
+	return out
+}
+
+func dropped(p *classfile.Pool, name uint16) bool {
+	for _, n := range droppedCodeAttrs {
+		if p.IsUtf8(name, n) {
+			return true
+		}
+	}
+	return false
+}
