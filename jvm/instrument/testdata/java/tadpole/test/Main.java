@@ -46,20 +46,21 @@ class Recursion {
 }
 
 class Exceptions {
-    static int thrower(int n, int at) {
+    static int thrower(int n, int at, long[] acc) {
         if (n == at) throw new IllegalStateException("at " + n);
         try {
-            return thrower(n + 1, at) + 1;
+            return thrower(n + 1, at, acc) + 1;
         } finally {
-            Main.mix(n);
+            acc[0] += n;
         }
     }
 
-    static int catcher(int depth) {
+    static long catcher(int depth) {
+        long[] acc = new long[1];
         try {
-            return thrower(0, depth);
+            return thrower(0, depth, acc);
         } catch (IllegalStateException e) {
-            return -e.getMessage().length();
+            return acc[0] - e.getMessage().length();
         }
     }
 

@@ -1,0 +1,169 @@
+package instrument
+
+import (
+	"bytes"
+	"errors"
+	"github.com/tadpole-trace/tadpole/jvm/classfile"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// requireTool returns the path of a JDK tool, skipping the test when it is
+// missing (failing under CI=true).
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s needed under CI=true: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+func run(t *testing.T, name string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, o.String(), e.String())
+	}
+	return o.String(), e.String()
+}
+
+// instrumentDir instruments every class file under src into dst (classes
+// left alone are copied) and returns the results by class.
+func instrumentDir(t *testing.T, x *Instrumenter, src, dst string) map[string]*ClassResult {
+	t.Helper()
+	results := map[string]*ClassResult{}
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".class") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out, res, err := x.InstrumentClass(b)
+		if err != nil {
+			return err
+		}
+		results[res.Class] = res
+		if out == nil {
+			out = b
+		}
+		rel, _ := filepath.Rel(src, p)
+		q := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(q), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(q, out, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results
+}
+
+// TestProgramVerifies compiles the test program, instruments all its classes
+// and runs it under -Xverify:all: same output as uninstrumented, and the
+// probe helper finds entries = exits + bubbles, with matching ids, on every
+// thread.
+func TestProgramVerifies(t *testing.T) {
+	javac := requireTool(t, "javac")
+	java := requireTool(t, "java")
+	dir := t.TempDir()
+	classes, out := filepath.Join(dir, "classes"), filepath.Join(dir, "out")
+	srcs, _ := filepath.Glob("testdata/java/tadpole/test/*.java")
+	run(t, javac, append([]string{"-g", "-d", classes}, srcs...)...)
+	want, _ := run(t, java, "-cp", classes, "tadpole.test.Main")
+
+	cfg := DefaultConfig()
+	cfg.Helper = "tadpole/test/Probe"
+	x, err := New(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := instrumentDir(t, x, classes, out)
+	var n, skipped int
+	for _, r := range results {
+		for _, m := range r.Methods {
+			n++
+			if m.Err != nil {
+				skipped++
+				t.Logf("skipped %s.%s%s: %v", r.Class, m.Name, m.Desc, m.Err)
+				if _, ok := reasonOf(m.Err); !ok {
+					t.Errorf("untyped error %v", m.Err)
+				}
+			}
+		}
+	}
+	t.Logf("%d classes, %d methods, %d skipped", len(results), n, skipped)
+	if r := results["tadpole/test/Probe"]; r == nil || len(r.Methods) != 0 {
+		t.Errorf("helper instrumented: %+v", r)
+	}
+	var ctor *MethodResult
+	for i, m := range results["tadpole/test/Derived"].Methods {
+		if m.Name == "<init>" && m.Desc == "(II)V" {
+			ctor = &results["tadpole/test/Derived"].Methods[i]
+		}
+	}
+	if ctor == nil || !errors.Is(ctor.Err, ErrCtorFlow) {
+		t.Errorf("Derived(int,int): %+v; want ErrCtorFlow", ctor)
+	}
+	if !hasGotoW(t, filepath.Join(out, "tadpole/test/Huge.class"), "loop") {
+		t.Error("Huge.loop has no goto_w after instrumentation")
+	}
+	if hasGotoW(t, filepath.Join(classes, "tadpole/test/Huge.class"), "loop") {
+		t.Error("Huge.loop already has goto_w before instrumentation")
+	}
+
+	got, stderr := run(t, java, "-Xverify:all", "-Xss4m", "-cp", out, "tadpole.test.Main")
+	if got != want {
+		t.Errorf("instrumented output %q; want %q", got, want)
+	}
+	t.Logf("probe report:\n%s", stderr)
+	if !strings.Contains(stderr, " OK\n") || strings.Contains(stderr, "BAD") || !strings.Contains(stderr, "thread=worker-3") ||
+		!strings.Contains(stderr, "thread=deep") {
+		t.Errorf("probe report not OK:\n%s", stderr)
+	}
+}
+
+// hasGotoW reports whether method name of the class file at path contains a
+// goto_w.
+func hasGotoW(t *testing.T, path, name string) bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := classfile.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Methods {
+		m := &c.Methods[i]
+		if c.MemberName(m) != name {
+			continue
+		}
+		cc, err := m.Code(c.Pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		insns, err := Decode(cc.Code, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range insns {
+			if in.Op == OpGotoW {
+				return true
+			}
+		}
+	}
+	return false
+}
