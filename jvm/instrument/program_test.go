@@ -81,6 +81,11 @@ func TestProgramVerifies(t *testing.T) {
 	classes, out := filepath.Join(dir, "classes"), filepath.Join(dir, "out")
 	srcs, _ := filepath.Glob("testdata/java/tadpole/test/*.java")
 	run(t, javac, append([]string{"-g", "-d", classes}, srcs...)...)
+	// A version 48 class with jsr/ret subroutines, written with ASM.
+	asmCP := requireASM(t)
+	gen := filepath.Join(dir, "gen")
+	run(t, javac, "-cp", asmCP, "-d", gen, "testdata/java/jsrgen/JsrGen.java")
+	run(t, java, "-cp", gen+string(os.PathListSeparator)+asmCP, "JsrGen", classes)
 	want, _ := run(t, java, "-cp", classes, "tadpole.test.Main")
 
 	cfg := DefaultConfig()
@@ -119,6 +124,9 @@ func TestProgramVerifies(t *testing.T) {
 	if !hasGotoW(t, filepath.Join(out, "tadpole/test/Huge.class"), "loop") {
 		t.Error("Huge.loop has no goto_w after instrumentation")
 	}
+	if r := results["tadpole/test/Jsr"]; r == nil || r.Instrumented() != 3 {
+		t.Errorf("jsr class: %+v", r)
+	}
 	if hasGotoW(t, filepath.Join(classes, "tadpole/test/Huge.class"), "loop") {
 		t.Error("Huge.loop already has goto_w before instrumentation")
 	}
@@ -129,7 +137,7 @@ func TestProgramVerifies(t *testing.T) {
 	}
 	t.Logf("probe report:\n%s", stderr)
 	if !strings.Contains(stderr, " OK\n") || strings.Contains(stderr, "BAD") || !strings.Contains(stderr, "thread=worker-3") ||
-		!strings.Contains(stderr, "thread=deep") {
+		!strings.Contains(stderr, "thread=deep") || strings.Contains(stderr, "no Jsr class") {
 		t.Errorf("probe report not OK:\n%s", stderr)
 	}
 }

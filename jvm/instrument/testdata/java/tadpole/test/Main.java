@@ -10,6 +10,18 @@ public class Main {
 
     static void mix(long v) { checksum = checksum * 31 + v; }
 
+    /** Calls tadpole.test.Jsr (version 48, jsr/ret), written by JsrGen when ASM is installed. */
+    static long oldJsrClass() throws Exception {
+        Class<?> c;
+        try {
+            c = Class.forName("tadpole.test.Jsr");
+        } catch (ClassNotFoundException e) {
+            System.err.println("main: no Jsr class");
+            return 0;
+        }
+        return (Long) c.getMethod("run").invoke(null);
+    }
+
     public static void main(String[] args) throws Exception {
         mix(Recursion.run());
         mix(Exceptions.run());
@@ -17,6 +29,7 @@ public class Main {
         mix(Switches.run());
         mix(Huge.run());
         mix(Misc.run());
+        mix(oldJsrClass());
         List<Thread> ts = new ArrayList<>();
         long[] results = new long[4];
         for (int i = 0; i < results.length; i++) {
