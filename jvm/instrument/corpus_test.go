@@ -17,6 +17,12 @@ var typedReasons = []error{
 	classfile.ErrPoolFull, classfile.ErrTooLarge,
 }
 
+// isTyped reports whether err is one of the package's or classfile's typed errors.
+func isTyped(err error) bool {
+	_, ok := reasonOf(err)
+	return ok || errors.As(err, new(*CodeError)) || errors.As(err, new(*classfile.FormatError))
+}
+
 func reasonOf(err error) (error, bool) {
 	for _, r := range typedReasons {
 		if errors.Is(err, r) {
@@ -85,7 +91,7 @@ func TestJDKWalk(t *testing.T) {
 		classes++
 		out, res, err := x.InstrumentClass(b)
 		if err != nil {
-			if _, ok := reasonOf(err); !ok && !errors.As(err, new(*classfile.FormatError)) {
+			if !isTyped(err) {
 				t.Errorf("%s: untyped error %v", path, err)
 			}
 			parseErrs++
