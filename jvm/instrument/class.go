@@ -127,103 +127,40 @@ func (x *Instrumenter) instrumentMember(c *classfile.Class, m *classfile.Member,
 	return m.SetCode(c.Pool, nc)
 }
 
+// fromClassfile returns the instrumenter's view of a decoded Code attribute;
+// it shares cc's tables.
 func fromClassfile(cc *classfile.Code) *Code {
-	c := &Code{MaxStack: cc.MaxStack, MaxLocals: cc.MaxLocals, Bytecode: cc.Code}
-	c.Handlers = make([]Handler, len(cc.Exceptions))
-	for i, e := range cc.Exceptions {
-		c.Handlers[i] = Handler{e.StartPC, e.EndPC, e.HandlerPC, e.CatchType}
-	}
-	for _, a := range cc.Attrs {
+	c := &Code{MaxStack: cc.MaxStack, MaxLocals: cc.MaxLocals, Bytecode: cc.Code, Handlers: cc.Exceptions}
+	for i := range cc.Attrs {
+		a := &cc.Attrs[i]
 		switch a.Kind {
 		case classfile.CodeAttrLineNumbers:
-			t := make([]LineNumber, len(a.Lines))
-			for i, l := range a.Lines {
-				t[i] = LineNumber{l.StartPC, l.Line}
-			}
-			c.Lines = append(c.Lines, t)
-		case classfile.CodeAttrLocalVars, classfile.CodeAttrLocalVarTypes:
-			t := make([]LocalVar, len(a.Locals))
-			for i, v := range a.Locals {
-				t[i] = LocalVar{v.StartPC, v.Length, v.Name, v.Desc, v.Index}
-			}
-			if a.Kind == classfile.CodeAttrLocalVars {
-				c.LocalVars = append(c.LocalVars, t)
-			} else {
-				c.LocalVarTypes = append(c.LocalVarTypes, t)
-			}
+			c.Lines = append(c.Lines, a.Lines)
+		case classfile.CodeAttrLocalVars:
+			c.LocalVars = append(c.LocalVars, a.Locals)
+		case classfile.CodeAttrLocalVarTypes:
+			c.LocalVarTypes = append(c.LocalVarTypes, a.Locals)
 		case classfile.CodeAttrStackMap:
-			if c.HasFrames {
-				continue // a second table is ignored by the JVM too
-			}
-			c.HasFrames = true
-			c.Frames = make([]Frame, len(a.Frames))
-			for i, f := range a.Frames {
-				c.Frames[i] = Frame{Offset: f.Offset, Kind: frameKindFrom(f.Kind), Chop: f.Chop,
-					Locals: vtypesFrom(f.Locals), Stack: vtypesFrom(f.Stack)}
+			if !c.HasFrames { // a second table is ignored by the JVM too
+				c.HasFrames, c.Frames = true, a.Frames
 			}
 		}
 	}
 	return c
 }
 
-func frameKindFrom(k classfile.FrameKind) FrameKind {
-	switch k {
-	case classfile.FrameSame, classfile.FrameSameExt:
-		return FrameSame
-	case classfile.FrameSameLocals1, classfile.FrameSameLocals1Ext:
-		return FrameSame1
-	case classfile.FrameChop:
-		return FrameChop
-	case classfile.FrameAppend:
-		return FrameAppend
-	}
-	return FrameFull
-}
-
-var frameKindTo = [...]classfile.FrameKind{
-	FrameSame: classfile.FrameSame, FrameSame1: classfile.FrameSameLocals1,
-	FrameChop: classfile.FrameChop, FrameAppend: classfile.FrameAppend, FrameFull: classfile.FrameFull,
-}
-
-func vtypesFrom(vs []classfile.VType) []VType {
-	if len(vs) == 0 {
-		return nil
-	}
-	out := make([]VType, len(vs))
-	for i, v := range vs {
-		out[i] = VType{VTag(v.Tag), v.Index}
-	}
-	return out
-}
-
-func vtypesTo(vs []VType) []classfile.VType {
-	if len(vs) == 0 {
-		return nil
-	}
-	out := make([]classfile.VType, len(vs))
-	for i, v := range vs {
-		out[i] = classfile.VType{Tag: classfile.VTag(v.Tag), Index: v.Index}
-	}
-	return out
-}
-
 // toClassfile builds the classfile.Code of out, keeping the sub-attributes
 // of orig in order.
 func toClassfile(p *classfile.Pool, orig *classfile.Code, out *Code) (*classfile.Code, error) {
-	nc := &classfile.Code{MaxStack: out.MaxStack, MaxLocals: out.MaxLocals, Code: out.Bytecode}
-	nc.Exceptions = make([]classfile.ExceptionEntry, len(out.Handlers))
-	for i, h := range out.Handlers {
-		nc.Exceptions[i] = classfile.ExceptionEntry{StartPC: h.Start, EndPC: h.End, HandlerPC: h.Handler, CatchType: h.CatchType}
-	}
+	nc := &classfile.Code{MaxStack: out.MaxStack, MaxLocals: out.MaxLocals, Code: out.Bytecode, Exceptions: out.Handlers}
+	nc.Attrs = make([]classfile.CodeAttr, 0, len(orig.Attrs)+1)
 	var lines, lvs, lvts int
 	frames := false
 	for _, a := range orig.Attrs {
 		na := classfile.CodeAttr{Name: a.Name, Kind: a.Kind, Offset: -1}
 		switch a.Kind {
 		case classfile.CodeAttrLineNumbers:
-			for _, l := range out.Lines[lines] {
-				na.Lines = append(na.Lines, classfile.LineNumber{StartPC: l.Start, Line: l.Line})
-			}
+			na.Lines = out.Lines[lines]
 			lines++
 		case classfile.CodeAttrLocalVars, classfile.CodeAttrLocalVarTypes:
 			t := &lvs
@@ -231,16 +168,14 @@ func toClassfile(p *classfile.Pool, orig *classfile.Code, out *Code) (*classfile
 			if a.Kind == classfile.CodeAttrLocalVarTypes {
 				t, src = &lvts, out.LocalVarTypes
 			}
-			for _, v := range src[*t] {
-				na.Locals = append(na.Locals, classfile.LocalVar{StartPC: v.Start, Length: v.Length, Name: v.Name, Desc: v.Desc, Index: v.Index})
-			}
+			na.Locals = src[*t]
 			*t++
 		case classfile.CodeAttrStackMap:
 			if frames {
 				continue
 			}
 			frames = true
-			na.Frames = framesTo(out.Frames)
+			na.Frames = out.Frames
 		default:
 			if dropped(p, a.Name) {
 				continue
@@ -254,18 +189,9 @@ func toClassfile(p *classfile.Pool, orig *classfile.Code, out *Code) (*classfile
 		if err != nil {
 			return nil, err
 		}
-		nc.Attrs = append(nc.Attrs, classfile.CodeAttr{Name: n, Kind: classfile.CodeAttrStackMap, Frames: framesTo(out.Frames), Offset: -1})
+		nc.Attrs = append(nc.Attrs, classfile.CodeAttr{Name: n, Kind: classfile.CodeAttrStackMap, Frames: out.Frames, Offset: -1})
 	}
 	return nc, nil
-}
-
-func framesTo(fs []Frame) []classfile.Frame {
-	out := make([]classfile.Frame, len(fs))
-	for i, f := range fs {
-		out[i] = classfile.Frame{Kind: frameKindTo[f.Kind], Offset: f.Offset, Chop: f.Chop,
-			Locals: vtypesTo(f.Locals), Stack: vtypesTo(f.Stack)}
-	}
-	return out
 }
 
 func dropped(p *classfile.Pool, name uint16) bool {

@@ -70,7 +70,7 @@ func checkClass(out []byte, res *ClassResult) error {
 			return fmt.Errorf("%s: no StackMapTable", c.MemberName(m))
 		}
 		last := code.Handlers[len(code.Handlers)-1]
-		if last.CatchType != 0 || int(last.End) != int(last.Handler) || Opcode(code.Bytecode[len(code.Bytecode)-1]) != OpAthrow {
+		if last.CatchType != 0 || int(last.EndPC) != int(last.HandlerPC) || Opcode(code.Bytecode[len(code.Bytecode)-1]) != OpAthrow {
 			return fmt.Errorf("%s: catch-all %+v", c.MemberName(m), last)
 		}
 	}

@@ -119,7 +119,7 @@ func superCall(code []byte, insns []Insn, handlers []Handler, pool Pool) (int, e
 			return 0, codeErr(in.Off, ErrCtorFlow, "%v before super()", op)
 		}
 		for _, h := range handlers {
-			if int(h.Start) <= in.Off && in.Off < int(h.End) {
+			if int(h.StartPC) <= in.Off && in.Off < int(h.EndPC) {
 				return 0, codeErr(in.Off, ErrCtorFlow, "handler covers code before super()")
 			}
 		}

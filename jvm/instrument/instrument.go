@@ -1,6 +1,10 @@
 package instrument
 
-import "math"
+import (
+	"math"
+
+	"github.com/tadpole-trace/tadpole/jvm/classfile"
+)
 
 // Instrumenter adds probes to methods. It is not safe for concurrent use;
 // use one per goroutine.
@@ -13,6 +17,8 @@ type Instrumenter struct {
 	idx     []int32
 	targets []int
 	chunks  []Chunk
+	layout  Layout
+	arena   []byte // probe chunks of the current method
 }
 
 // New returns an Instrumenter for cfg; nil means DefaultConfig().
@@ -94,10 +100,12 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		return nil, err
 	}
 	lines := newLineTable(c.Lines)
+	x.arena = x.arena[:0]
 	chunks := x.chunks[:0]
 	for i, in := range insns {
 		if i == entry {
-			b, err := probe(x.refs.enter, pool, nil, id)
+			var b []byte
+			x.arena, b, err = probe(x.arena, x.refs.enter, pool, nil, id)
 			if err != nil {
 				return nil, err
 			}
@@ -112,7 +120,8 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		default:
 			continue
 		}
-		b, err := probe(ref, pool, nil, id, lines.line(in.Off))
+		var b []byte
+		x.arena, b, err = probe(x.arena, ref, pool, nil, id, lines.line(in.Off))
 		if err != nil {
 			return nil, err
 		}
@@ -123,11 +132,12 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 	if hasFrames {
 		hasFrame = frameSet(c.Frames)
 	}
-	l, err := relocate(code, insns, idx, chunks, hasFrame)
-	if err != nil {
+	l := &x.layout
+	if err := l.relocate(code, insns, idx, chunks, hasFrame); err != nil {
 		return nil, err
 	}
-	handler, err := probe(x.refs.bubble, pool, []byte{byte(OpAthrow)}, id)
+	var handler []byte
+	x.arena, handler, err = probe(x.arena, x.refs.bubble, pool, []byte{byte(OpAthrow)}, id)
 	if err != nil {
 		return nil, err
 	}
@@ -142,21 +152,21 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		HasFrames: hasFrames || major >= frameVersion,
 	}
 	for _, h := range c.Handlers {
-		s, _ := l.Start(int(h.Start))
-		e, _ := l.End(int(h.End))
-		hp, _ := l.Start(int(h.Handler))
-		out.Handlers = append(out.Handlers, Handler{uint16(s), uint16(e), uint16(hp), h.CatchType})
+		s, _ := l.Start(int(h.StartPC))
+		e, _ := l.End(int(h.EndPC))
+		hp, _ := l.Start(int(h.HandlerPC))
+		out.Handlers = append(out.Handlers, Handler{StartPC: uint16(s), EndPC: uint16(e), HandlerPC: uint16(hp), CatchType: h.CatchType})
 	}
 	// The catch-all starts after the entry probe (an exception from enter()
 	// must not bubble) and ends before itself (its athrow must not be caught
 	// again).
 	cs, _ := l.Start(insns[entry].Off)
-	out.Handlers = append(out.Handlers, Handler{uint16(cs), uint16(hpc), uint16(hpc), 0})
+	out.Handlers = append(out.Handlers, Handler{StartPC: uint16(cs), EndPC: uint16(hpc), HandlerPC: uint16(hpc)})
 	for _, t := range c.Lines {
 		nt := make([]LineNumber, len(t))
 		for i, e := range t {
-			s, _ := l.Start(int(e.Start))
-			nt[i] = LineNumber{uint16(s), e.Line}
+			s, _ := l.Start(int(e.StartPC))
+			nt[i] = LineNumber{StartPC: uint16(s), Line: e.Line}
 		}
 		out.Lines = append(out.Lines, nt)
 	}
@@ -174,8 +184,8 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		// Empty locals are assignable from every frame in the range (in a
 		// constructor the range starts after super(), where this is initialized).
 		out.Frames = append(out.Frames, Frame{
-			Offset: hpc, Kind: FrameFull,
-			Stack: []VType{{Tag: VObject, Index: x.refs.throwable}},
+			Offset: hpc, Kind: classfile.FrameFull,
+			Stack: []VType{{Tag: classfile.VObject, Index: x.refs.throwable}},
 		})
 	}
 	return out, nil
@@ -186,10 +196,10 @@ func mapLocals(l *Layout, tables [][]LocalVar) [][]LocalVar {
 	for _, t := range tables {
 		nt := make([]LocalVar, len(t))
 		for i, v := range t {
-			s, _ := l.Start(int(v.Start))
-			e, _ := l.End(int(v.Start) + int(v.Length))
+			s, _ := l.Start(int(v.StartPC))
+			e, _ := l.End(int(v.StartPC) + int(v.Length))
 			nv := v
-			nv.Start, nv.Length = uint16(s), uint16(e-s)
+			nv.StartPC, nv.Length = uint16(s), uint16(e-s)
 			nt[i] = nv
 		}
 		out = append(out, nt)
@@ -202,7 +212,7 @@ func mapLocals(l *Layout, tables [][]LocalVar) [][]LocalVar {
 func mapUninit(l *Layout, vs []VType) []VType {
 	var out []VType
 	for i, v := range vs {
-		if v.Tag != VUninitialized {
+		if v.Tag != classfile.VUninitialized {
 			continue
 		}
 		if out == nil {
@@ -258,22 +268,22 @@ func checkTables(c *Code, idx []int32, n int) error {
 	isStart := func(off int) bool { i := at(idx, off); return i >= 0 && i < n }
 	isEnd := func(off int) bool { return at(idx, off) >= 0 }
 	for _, h := range c.Handlers {
-		if !isStart(int(h.Start)) || !isEnd(int(h.End)) || h.End <= h.Start || !isStart(int(h.Handler)) {
-			return codeErr(int(h.Start), ErrBadOffset, "exception table entry %v", h)
+		if !isStart(int(h.StartPC)) || !isEnd(int(h.EndPC)) || h.EndPC <= h.StartPC || !isStart(int(h.HandlerPC)) {
+			return codeErr(int(h.StartPC), ErrBadOffset, "exception table entry %v", h)
 		}
 	}
 	for _, t := range c.Lines {
 		for _, e := range t {
-			if !isStart(int(e.Start)) {
-				return codeErr(int(e.Start), ErrBadOffset, "line number entry")
+			if !isStart(int(e.StartPC)) {
+				return codeErr(int(e.StartPC), ErrBadOffset, "line number entry")
 			}
 		}
 	}
 	for _, ts := range [][][]LocalVar{c.LocalVars, c.LocalVarTypes} {
 		for _, t := range ts {
 			for _, v := range t {
-				if !isStart(int(v.Start)) || !isEnd(int(v.Start)+int(v.Length)) {
-					return codeErr(int(v.Start), ErrBadOffset, "local variable entry")
+				if !isStart(int(v.StartPC)) || !isEnd(int(v.StartPC)+int(v.Length)) {
+					return codeErr(int(v.StartPC), ErrBadOffset, "local variable entry")
 				}
 			}
 		}
@@ -286,7 +296,7 @@ func checkTables(c *Code, idx []int32, n int) error {
 		prev = f.Offset
 		for _, vs := range [][]VType{f.Locals, f.Stack} {
 			for _, v := range vs {
-				if v.Tag == VUninitialized && !isStart(int(v.Index)) {
+				if v.Tag == classfile.VUninitialized && !isStart(int(v.Index)) {
 					return codeErr(f.Offset, ErrBadFrames, "uninitialized(%d)", v.Index)
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/tadpole-trace/tadpole/jvm/classfile"
 )
 
 func newTestInstrumenter(t *testing.T) *Instrumenter {
@@ -20,7 +22,7 @@ func newTestInstrumenter(t *testing.T) *Instrumenter {
 func probeBytes(t *testing.T, p *fakePool, name, desc string, tail []byte, args ...int32) []byte {
 	t.Helper()
 	ref, _ := p.Methodref("io/tadpole/Probe", name, desc)
-	b, err := probe(ref, p, tail, args...)
+	_, b, err := probe(nil, ref, p, tail, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +44,10 @@ func TestInstrumentCode(t *testing.T) {
 	code := a.b
 	m := &Method{Class: "a/B", Name: "f", Desc: "(I)I", Access: AccStatic, Code: &Code{
 		MaxStack: 2, MaxLocals: 1, Bytecode: code,
-		Lines:     [][]LineNumber{{{0, 10}, {6, 12}}},
-		LocalVars: [][]LocalVar{{{Start: 0, Length: 14, Name: 1, Desc: 2, Index: 0}}},
+		Lines:     [][]LineNumber{{{StartPC: 0, Line: 10}, {StartPC: 6, Line: 12}}},
+		LocalVars: [][]LocalVar{{{StartPC: 0, Length: 14, Name: 1, Desc: 2, Index: 0}}},
 		HasFrames: true,
-		Frames:    []Frame{{Offset: 6, Kind: FrameSame}},
+		Frames:    []Frame{{Offset: 6, Kind: classfile.FrameSame}},
 	}}
 	x := newTestInstrumenter(t)
 	out, err := x.InstrumentCode(m, 300, 52, p)
@@ -76,21 +78,21 @@ func TestInstrumentCode(t *testing.T) {
 	if out.MaxStack != 4 || out.MaxLocals != 1 {
 		t.Errorf("max stack/locals %d/%d", out.MaxStack, out.MaxLocals)
 	}
-	if len(out.Handlers) != 1 || out.Handlers[0] != (Handler{uint16(e), uint16(hpc), uint16(hpc), 0}) {
+	if len(out.Handlers) != 1 || out.Handlers[0] != (Handler{StartPC: uint16(e), EndPC: uint16(hpc), HandlerPC: uint16(hpc)}) {
 		t.Errorf("handlers %v; want catch-all [%d,%d)→%d", out.Handlers, e, hpc, hpc)
 	}
-	if got := out.Lines[0]; got[0] != (LineNumber{uint16(e), 10}) || got[1] != (LineNumber{uint16(newL), 12}) {
+	if got := out.Lines[0]; got[0] != (LineNumber{StartPC: uint16(e), Line: 10}) || got[1] != (LineNumber{StartPC: uint16(newL), Line: 12}) {
 		t.Errorf("lines %v", got)
 	}
-	if v := out.LocalVars[0][0]; int(v.Start) != e || int(v.Start+v.Length) != hpc {
+	if v := out.LocalVars[0][0]; int(v.StartPC) != e || int(v.StartPC+v.Length) != hpc {
 		t.Errorf("local var %+v", v)
 	}
 	if len(out.Frames) != 2 || out.Frames[0].Offset != newL || out.Frames[1].Offset != hpc ||
-		out.Frames[1].Kind != FrameFull || len(out.Frames[1].Locals) != 0 || len(out.Frames[1].Stack) != 1 {
+		out.Frames[1].Kind != classfile.FrameFull || len(out.Frames[1].Locals) != 0 || len(out.Frames[1].Stack) != 1 {
 		t.Errorf("frames %+v", out.Frames)
 	}
 	// The original is untouched.
-	if !bytes.Equal(m.Code.Bytecode, code) || m.Code.Lines[0][0].Start != 0 {
+	if !bytes.Equal(m.Code.Bytecode, code) || m.Code.Lines[0][0].StartPC != 0 {
 		t.Error("input modified")
 	}
 }
@@ -148,7 +150,7 @@ func TestInstrumentConstructor(t *testing.T) {
 		t.Fatalf("entry not after super(): %x", out.Bytecode)
 	}
 	h := out.Handlers[len(out.Handlers)-1]
-	if int(h.Start) != 11+len(entry) || h.CatchType != 0 {
+	if int(h.StartPC) != 11+len(entry) || h.CatchType != 0 {
 		t.Errorf("catch-all %+v", h)
 	}
 
@@ -162,7 +164,7 @@ func TestInstrumentConstructor(t *testing.T) {
 	b.op(byte(OpInvokespecial)).u2(7) // super(X)
 	b.op(byte(OpReturn))
 	m.Code = &Code{MaxStack: 3, MaxLocals: 2, Bytecode: b.b, HasFrames: true,
-		Frames: []Frame{{Offset: 9, Kind: FrameSame1, Stack: []VType{{Tag: VUninitializedThis}}}, {Offset: 10, Kind: FrameFull}}}
+		Frames: []Frame{{Offset: 9, Kind: classfile.FrameSameLocals1, Stack: []VType{{Tag: classfile.VUninitializedThis}}}, {Offset: 10, Kind: classfile.FrameFull}}}
 	if _, err := x.InstrumentCode(m, 1, 61, p); !errors.Is(err, ErrCtorFlow) {
 		t.Errorf("branch before super: %v", err)
 	}
@@ -228,12 +230,12 @@ func TestInstrumentUninitializedFrame(t *testing.T) {
 	a.op(0x03)                        // 12 iconst_0
 	a.op(byte(OpInvokespecial)).u2(6) // 13
 	a.op(0xb0)                        // 16
-	u := VType{Tag: VUninitialized, Index: 0}
+	u := VType{Tag: classfile.VUninitialized, Index: 0}
 	m := &Method{Class: "a/B", Name: "f", Desc: "(I)La/X;", Access: AccStatic, Code: &Code{
 		MaxStack: 3, MaxLocals: 1, Bytecode: a.b, HasFrames: true,
 		Frames: []Frame{
-			{Offset: 12, Kind: FrameFull, Locals: []VType{{Tag: VInteger}}, Stack: []VType{u, u}},
-			{Offset: 13, Kind: FrameFull, Locals: []VType{{Tag: VInteger}}, Stack: []VType{u, u, {Tag: VInteger}}},
+			{Offset: 12, Kind: classfile.FrameFull, Locals: []VType{{Tag: classfile.VInteger}}, Stack: []VType{u, u}},
+			{Offset: 13, Kind: classfile.FrameFull, Locals: []VType{{Tag: classfile.VInteger}}, Stack: []VType{u, u, {Tag: classfile.VInteger}}},
 		},
 	}}
 	x := newTestInstrumenter(t)
@@ -284,39 +286,6 @@ func TestMethodSlots(t *testing.T) {
 		a, r, ok := methodSlots(tc.desc)
 		if ok != tc.ok || ok && (a != tc.args || r != tc.ret) {
 			t.Errorf("%s: %d %d %v; want %d %d %v", tc.desc, a, r, ok, tc.args, tc.ret, tc.ok)
-		}
-	}
-}
-
-func TestFramesRoundTrip(t *testing.T) {
-	frames := []Frame{
-		{Offset: 3, Kind: FrameSame},
-		{Offset: 200, Kind: FrameSame},
-		{Offset: 201, Kind: FrameSame1, Stack: []VType{{Tag: VObject, Index: 7}}},
-		{Offset: 400, Kind: FrameSame1, Stack: []VType{{Tag: VUninitialized, Index: 3}}},
-		{Offset: 401, Kind: FrameAppend, Locals: []VType{{Tag: VInteger}, {Tag: VLong}}},
-		{Offset: 402, Kind: FrameChop, Chop: 2},
-		{Offset: 500, Kind: FrameFull, Locals: []VType{{Tag: VUninitializedThis}, {Tag: VTop}}, Stack: []VType{{Tag: VNull}, {Tag: VDouble}, {Tag: VFloat}}},
-	}
-	b, err := EncodeFrames(nil, frames)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// same(3), same_ext(196), same1(0), same1_ext(198), append(0), chop(0), full(97)
-	if b[2] != 3 || b[3] != frameSameExt || b[6] != frameSame1Base || b[10] != frameSame1Ext {
-		t.Errorf("encoding %x", b)
-	}
-	got, err := DecodeFrames(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b2, _ := EncodeFrames(nil, got)
-	if !bytes.Equal(b, b2) || len(got) != len(frames) || got[6].Offset != 500 || got[3].Stack[0] != frames[3].Stack[0] {
-		t.Errorf("round trip: %+v", got)
-	}
-	for _, bad := range [][]byte{{0}, {0, 2, 0}, {0, 1, 128}, {0, 1, 255, 0, 0, 0, 1, 9}, {0, 1, 0, 0}, {0, 1, 64}} {
-		if _, err := DecodeFrames(bad); !errors.Is(err, ErrBadFrames) {
-			t.Errorf("%x: %v", bad, err)
 		}
 	}
 }

@@ -3,22 +3,24 @@ package instrument
 import (
 	"encoding/binary"
 	"sort"
+
+	"github.com/tadpole-trace/tadpole/jvm/classfile"
 )
 
-// Handler is one exception_table entry.
-type Handler struct {
-	Start, End, Handler, CatchType uint16
-}
-
-// LineNumber is one LineNumberTable entry.
-type LineNumber struct {
-	Start, Line uint16
-}
-
-// LocalVar is one LocalVariableTable or LocalVariableTypeTable entry.
-type LocalVar struct {
-	Start, Length, Name, Desc, Index uint16
-}
+// The tables use jvm/classfile's types, so a decoded Code attribute needs no
+// copying.
+type (
+	// Handler is one exception_table entry.
+	Handler = classfile.ExceptionEntry
+	// LineNumber is one LineNumberTable entry.
+	LineNumber = classfile.LineNumber
+	// LocalVar is one LocalVariableTable or LocalVariableTypeTable entry.
+	LocalVar = classfile.LocalVar
+	// Frame is one StackMapTable frame with its absolute offset.
+	Frame = classfile.Frame
+	// VType is a verification type.
+	VType = classfile.VType
+)
 
 // Code is the part of a Code attribute the instrumenter reads and rewrites.
 // Lines, LocalVars and LocalVarTypes hold one slice per attribute, in order.
@@ -92,41 +94,47 @@ func pushInt(dst []byte, v int32, pool Pool) ([]byte, error) {
 	return binary.BigEndian.AppendUint16(dst, i), nil
 }
 
-// probe returns a chunk calling method with the int arguments, then tail,
-// padded to a multiple of 4 bytes with nops in front (reachable, so no frame
-// is needed for them).
-func probe(method uint16, pool Pool, tail []byte, args ...int32) ([]byte, error) {
+// probe appends to arena a chunk calling method with the int arguments,
+// then tail, padded to a multiple of 4 bytes with nops in front (reachable,
+// so no frame is needed for them). It returns the arena and the chunk.
+func probe(arena []byte, method uint16, pool Pool, tail []byte, args ...int32) ([]byte, []byte, error) {
 	var body [16]byte
 	b := body[:0]
 	var err error
 	for _, a := range args {
 		if b, err = pushInt(b, a, pool); err != nil {
-			return nil, err
+			return arena, nil, err
 		}
 	}
 	b = append(b, byte(OpInvokestatic))
 	b = binary.BigEndian.AppendUint16(b, method)
 	b = append(b, tail...)
-	pad := (4 - len(b)%4) % 4
-	out := make([]byte, pad, pad+len(b))
-	return append(out, b...), nil
+	start := len(arena)
+	for pad := (4 - len(b)%4) % 4; pad > 0; pad-- {
+		arena = append(arena, byte(OpNop))
+	}
+	arena = append(arena, b...)
+	return arena, arena[start:len(arena):len(arena)], nil
 }
 
 // lineTable answers the source line of an offset.
 type lineTable []LineNumber
 
 func newLineTable(tables [][]LineNumber) lineTable {
+	if len(tables) == 1 && sort.SliceIsSorted(tables[0], func(i, j int) bool { return tables[0][i].StartPC < tables[0][j].StartPC }) {
+		return tables[0] // read only
+	}
 	var t lineTable
 	for _, s := range tables {
 		t = append(t, s...)
 	}
-	sort.SliceStable(t, func(i, j int) bool { return t[i].Start < t[j].Start })
+	sort.SliceStable(t, func(i, j int) bool { return t[i].StartPC < t[j].StartPC })
 	return t
 }
 
 // line returns the line of the entry with the greatest start ≤ off, NoLine if none.
 func (t lineTable) line(off int) int32 {
-	i := sort.Search(len(t), func(i int) bool { return int(t[i].Start) > off })
+	i := sort.Search(len(t), func(i int) bool { return int(t[i].StartPC) > off })
 	if i == 0 {
 		return NoLine
 	}

@@ -20,11 +20,12 @@ type Chunk struct {
 // Widening sizes: goto/jsr → nop nop goto_w/jsr_w (+4);
 // if<c> L → if<!c> +11; nop nop nop; goto_w L (+8).
 const (
-	widenJump = 4
-	widenCond = 8
-	condSkip  = 11 // if<!c> (3) + 3 nops + goto_w (5)
-	condGotoW = 6  // offset of the goto_w in a widened conditional
-	jumpGotoW = 2  // offset of the goto_w/jsr_w in a widened goto/jsr
+	handlerMax = 8 // room for the handler appended after the relocated code
+	widenJump  = 4
+	widenCond  = 8
+	condSkip   = 11 // if<!c> (3) + 3 nops + goto_w (5)
+	condGotoW  = 6  // offset of the goto_w in a widened conditional
+	jumpGotoW  = 2  // offset of the goto_w/jsr_w in a widened goto/jsr
 )
 
 // Layout is the new code of a method and the map from old offsets to new.
@@ -85,30 +86,43 @@ func Relocate(code []byte, chunks []Chunk, hasFrame func(int) bool) (*Layout, er
 	if err := checkTargets(code, insns, idx, nil); err != nil {
 		return nil, err
 	}
-	return relocate(code, insns, idx, chunks, hasFrame)
+	l := new(Layout)
+	if err := l.relocate(code, insns, idx, chunks, hasFrame); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
-func relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk, hasFrame func(int) bool) (*Layout, error) {
+// grow returns s resized to n zeroed elements, reusing its array.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// relocate fills l, reusing its slices; l.Code is always newly allocated.
+func (l *Layout) relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk, hasFrame func(int) bool) error {
 	for k, c := range chunks {
 		if len(c.Bytes)%4 != 0 {
-			return nil, codeErr(c.At, ErrBadOffset, "chunk of %d bytes", len(c.Bytes))
+			return codeErr(c.At, ErrBadOffset, "chunk of %d bytes", len(c.Bytes))
 		}
 		if i := at(idx, c.At); i < 0 || i >= len(insns) || k > 0 && c.At < chunks[k-1].At {
-			return nil, codeErr(c.At, ErrBadOffset, "chunk not at an instruction, or unsorted")
+			return codeErr(c.At, ErrBadOffset, "chunk not at an instruction, or unsorted")
 		}
 	}
 	n := len(insns)
-	l := &Layout{
-		insns: insns, idx: idx,
-		widen: make([]uint8, n),
-		pre:   make([]int32, n+1),
-		start: make([]int32, n+1),
-		pos:   make([]int32, n),
-	}
+	l.insns, l.idx = insns, idx
+	l.widen = grow(l.widen, n)
+	l.pre = grow(l.pre, n+1)
+	l.start = grow(l.start, n+1)
+	l.pos = grow(l.pos, n)
 	for {
 		total := l.place(chunks)
 		if total > MaxCodeLen {
-			return nil, codeErr(0, ErrTooLarge, "%d bytes", total)
+			return codeErr(0, ErrTooLarge, "%d bytes", total)
 		}
 		changed := false
 		for i, in := range insns {
@@ -128,13 +142,13 @@ func relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk, hasFrame f
 			// The instruction after the goto_w is reached only by a jump:
 			// the verifier needs a frame there.
 			if hasFrame != nil && !hasFrame(in.Off+in.Len) {
-				return nil, codeErr(in.Off, ErrBranchOverflow, "%v by %d", in.Op, rel)
+				return codeErr(in.Off, ErrBranchOverflow, "%v by %d", in.Op, rel)
 			}
 			l.widen[i] = widenCond
 		}
 		if !changed {
-			l.Code = l.emit(code, chunks, make([]byte, 0, total+8))
-			return l, nil
+			l.Code = l.emit(code, chunks, make([]byte, 0, total+handlerMax))
+			return nil
 		}
 	}
 }
