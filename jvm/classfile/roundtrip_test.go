@@ -49,19 +49,31 @@ func roundTrip(b []byte) (methods int, err error) {
 	return len(c.Methods), nil
 }
 
-func testdataClasses(t *testing.T) map[string][]byte {
-	t.Helper()
-	files, err := filepath.Glob("testdata/classes/*.class")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata classes: %v", err)
+// readClasses reads every .class file of dir, keyed by file name.
+func readClasses(dir string) (map[string][]byte, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.class"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, errors.New("no class files in " + dir)
 	}
 	m := make(map[string][]byte)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		m[filepath.Base(f)] = b
+	}
+	return m, nil
+}
+
+func testdataClasses(t *testing.T) map[string][]byte {
+	t.Helper()
+	m, err := readClasses("testdata/classes")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }
