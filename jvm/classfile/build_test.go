@@ -74,7 +74,7 @@ func TestBuildAndParse(t *testing.T) {
 	if line, ok := got.LineAt(5); !ok || line != 11 {
 		t.Errorf("LineAt(5) = %d, %v; want 11, true", line, ok)
 	}
-	if _, err := roundTrip(b); err != nil {
+	if _, _, err := roundTrip(b); err != nil {
 		t.Error(err)
 	}
 }

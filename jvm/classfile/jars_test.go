@@ -14,7 +14,7 @@ import (
 // compilers). It skips when the directory holds no jar.
 func TestJarsRoundTrip(t *testing.T) {
 	jars, _ := filepath.Glob("/usr/share/java/*.jar")
-	classes, methods := 0, 0
+	classes, methods, annos := 0, 0, 0
 	versions := map[uint16]int{}
 	for _, jar := range jars {
 		if fi, err := os.Lstat(jar); err != nil || fi.Mode()&os.ModeSymlink != 0 {
@@ -40,13 +40,14 @@ func TestJarsRoundTrip(t *testing.T) {
 			if len(b) >= headerSize && (b[6] > 0 || b[7] > MaxMajor) {
 				continue // multi-release jars may hold newer classes
 			}
-			n, err := roundTrip(b)
+			n, a, err := roundTrip(b)
 			if err != nil {
 				t.Errorf("%s!%s: %v", jar, f.Name, err)
 				continue
 			}
 			classes++
 			methods += n
+			annos += a
 			versions[uint16(b[6])<<8|uint16(b[7])]++
 		}
 		z.Close()
@@ -54,5 +55,6 @@ func TestJarsRoundTrip(t *testing.T) {
 	if classes == 0 {
 		t.Skip("no class files in /usr/share/java")
 	}
-	t.Logf("%d classes, %d methods from %d jars; by major version: %v", classes, methods, len(jars), versions)
+	t.Logf("%d classes, %d methods, %d type annotation attributes from %d jars; by major version: %v",
+		classes, methods, annos, len(jars), versions)
 }

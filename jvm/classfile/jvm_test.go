@@ -133,7 +133,7 @@ func TestBuiltJsrClassRunsOnJVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := roundTrip(b); err != nil {
+	if _, _, err := roundTrip(b); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
