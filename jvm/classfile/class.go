@@ -86,10 +86,10 @@ func Parse(b []byte) (*Class, error) {
 		}
 	}
 	var attrs []Attribute // shared backing store for all members' attributes
-	c.Fields, attrs = parseMembers(r, p, "field", attrs)
-	c.Methods, attrs = parseMembers(r, p, "method", attrs)
+	c.Fields, attrs = parseMembers(r, p, fieldNames, attrs)
+	c.Methods, attrs = parseMembers(r, p, methodNames, attrs)
 	var end int
-	attrs, end = parseAttrs(r, p, "class attribute", attrs)
+	attrs, end = parseAttrs(r, p, classNames, attrs)
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -100,26 +100,44 @@ func Parse(b []byte) (*Class, error) {
 	return c, nil
 }
 
+// Names used in error messages, fixed so that decoding does not build
+// strings.
+type memberNames struct {
+	kind, count, table, access, name, attrCount, attrs, attrName, attrLen string
+}
+
+var (
+	fieldNames = &memberNames{"field", "fields_count", "fields", "field access_flags", "field name_index",
+		"field attributes_count", "field attributes", "field attribute_name_index", "field attribute_length"}
+	methodNames = &memberNames{"method", "methods_count", "methods", "method access_flags", "method name_index",
+		"method attributes_count", "method attributes", "method attribute_name_index", "method attribute_length"}
+	classNames = &memberNames{kind: "class", attrCount: "class attributes_count", attrs: "class attributes",
+		attrName: "class attribute_name_index", attrLen: "class attribute_length"}
+)
+
 // parseMembers reads a fields or methods table. Attributes go into the
 // shared slice attrs; members get capacity-limited subslices of it.
-func parseMembers(r *reader, p *Pool, kind string, attrs []Attribute) ([]Member, []Attribute) {
-	n := int(r.u2(kind + "s_count"))
-	if !r.need(n*memberHeadSize, kind+"s") || n == 0 {
+func parseMembers(r *reader, p *Pool, w *memberNames, attrs []Attribute) ([]Member, []Attribute) {
+	n := int(r.u2(w.count))
+	if !r.need(n*memberHeadSize, w.table) || n == 0 {
 		return nil, attrs
+	}
+	if free := cap(attrs) - len(attrs); free < 2*n { // most members have 0-3 attributes
+		attrs = append(make([]Attribute, 0, len(attrs)+3*n+4), attrs...)
 	}
 	ms := make([]Member, n)
 	first := make([]int, n+1)
 	for i := range ms {
 		m := &ms[i]
-		m.Access = r.u2(kind + " access_flags")
+		m.Access = r.u2(w.access)
 		at := r.pos()
-		m.Name = r.u2(kind + " name_index")
-		m.Desc = r.u2(kind + " descriptor_index")
+		m.Name = r.u2(w.name)
+		m.Desc = r.u2(w.name)
 		if r.err == nil && (!p.is(m.Name, TagUtf8) || !p.is(m.Desc, TagUtf8)) {
-			r.failAt(at, ErrBadConstant, kind+" "+strconv.Itoa(i)+" name or descriptor is not a Utf8")
+			r.failAt(at, ErrBadConstant, w.kind+" "+strconv.Itoa(i)+" name or descriptor is not a Utf8")
 		}
 		first[i] = len(attrs)
-		attrs, _ = parseAttrs(r, p, kind+" attribute", attrs)
+		attrs, _ = parseAttrs(r, p, w, attrs)
 		if r.err != nil {
 			return nil, attrs
 		}
@@ -133,26 +151,27 @@ func parseMembers(r *reader, p *Pool, kind string, attrs []Attribute) ([]Member,
 
 // parseAttrs appends an attributes table to attrs and returns the number
 // of attributes it read.
-func parseAttrs(r *reader, p *Pool, what string, attrs []Attribute) ([]Attribute, int) {
-	n := int(r.u2(what + "s_count"))
-	if !r.need(n*attrHeadSize, what+"s") {
+func parseAttrs(r *reader, p *Pool, w *memberNames, attrs []Attribute) ([]Attribute, int) {
+	n := int(r.u2(w.attrCount))
+	if !r.need(n*attrHeadSize, w.attrs) {
 		return attrs, 0
 	}
 	for i := 0; i < n; i++ {
 		at := r.pos()
-		name := r.u2(what + " name_index")
-		size := r.u4(what + " length")
+		name := r.u2(w.attrName)
+		size := r.u4(w.attrLen)
 		if r.err == nil && !p.is(name, TagUtf8) {
-			r.failAt(at, ErrBadConstant, what+" name is not a Utf8")
+			r.failAt(at, ErrBadConstant, w.kind+" attribute name is not a Utf8")
 		}
 		if r.err == nil && uint64(size) > uint64(r.remaining()) {
-			r.fail(ErrTruncated, what+" "+p.Utf8(name))
+			r.fail(ErrTruncated, w.kind+" attribute "+p.Utf8(name))
 		}
 		if r.err != nil {
 			return attrs, 0
 		}
 		off := r.pos()
-		attrs = append(attrs, Attribute{Name: name, Data: r.bytes(int(size), what), Offset: off})
+		attrs = append(attrs, Attribute{Name: name, Data: r.b[r.off : r.off+int(size) : r.off+int(size)], Offset: off})
+		r.off += int(size)
 	}
 	return attrs, n
 }

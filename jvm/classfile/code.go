@@ -103,6 +103,14 @@ func (m *Member) SetCode(p *Pool, c *Code) error {
 	return nil
 }
 
+// codeBlock holds a Code with room for the usual number of exception
+// entries and sub-attributes, so that decoding allocates once for them.
+type codeBlock struct {
+	code  Code
+	attrs [3]CodeAttr
+	exc   [2]ExceptionEntry
+}
+
 // DecodeCode decodes the info of a Code attribute. Line, local-variable
 // and stack-map tables are decoded into typed values; every other
 // sub-attribute is kept as bytes.
@@ -112,7 +120,8 @@ func DecodeCode(p *Pool, a *Attribute) (*Code, error) {
 		base = 0
 	}
 	r := &reader{b: a.Data, base: base}
-	c := &Code{}
+	blk := &codeBlock{}
+	c := &blk.code
 	c.MaxStack = r.u2("max_stack")
 	c.MaxLocals = r.u2("max_locals")
 	at := r.pos()
@@ -126,7 +135,11 @@ func DecodeCode(p *Pool, a *Attribute) (*Code, error) {
 	c.Code = r.bytes(int(n), "code")
 	ne := int(r.u2("exception_table_length"))
 	if r.need(ne*excEntrySize, "exception_table") && ne > 0 {
-		c.Exceptions = make([]ExceptionEntry, ne)
+		if ne <= len(blk.exc) {
+			c.Exceptions = blk.exc[:ne:ne]
+		} else {
+			c.Exceptions = make([]ExceptionEntry, ne)
+		}
 		for i := range c.Exceptions {
 			e := &c.Exceptions[i]
 			e.StartPC = r.u2("start_pc")
@@ -141,7 +154,11 @@ func DecodeCode(p *Pool, a *Attribute) (*Code, error) {
 	}
 	na := int(r.u2("Code attributes_count"))
 	if r.need(na*attrHeadSize, "Code attributes") && na > 0 {
-		c.Attrs = make([]CodeAttr, na)
+		if na <= len(blk.attrs) {
+			c.Attrs = blk.attrs[:na:na]
+		} else {
+			c.Attrs = make([]CodeAttr, na)
+		}
 		for i := range c.Attrs {
 			decodeCodeAttr(r, p, &c.Attrs[i])
 		}

@@ -46,6 +46,15 @@
 // extended forms when a delta no longer fits 6 bits. FrameChop uses Chop,
 // FrameAppend uses Locals (1-3), FrameFull uses Locals and Stack.
 //
+// # Type annotations
+//
+// Runtime(In)VisibleTypeAnnotations attributes stay raw like every other
+// attribute; DecodeTypeAnnotations decodes one (target_info typed, type_path
+// and annotation kept as bytes in Rest) and EncodeTypeAnnotations writes it
+// back byte for byte. In a Code attribute their targets hold bytecode
+// offsets (TargetType.HasOffset: Offset; localvar targets: LocalVars;
+// catch targets: an exception table index), which a rewriter must map.
+//
 // # Errors
 //
 // A malformed class file gives a *FormatError{Offset, What, Err} whose

@@ -1,7 +1,6 @@
 package classfile
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 )
@@ -36,11 +35,42 @@ type Constant struct {
 // The Utf8 bytes of a parsed pool alias the parsed input. A Pool is not
 // safe for concurrent use.
 type Pool struct {
-	entries []Constant
+	entries []entry
 	raw     []byte // encoded entries[1:nOrig] as parsed, written as is
+	extra   []byte // Utf8 bytes of appended entries
 	nOrig   int
 	lookups int
 	index   map[constKey]uint16 // built after lookupMapAfter linear lookups
+}
+
+// entry is the compact form of a Constant (16 bytes). For a Utf8, bits
+// holds offset<<16 | length of its bytes in raw (parsed entries) or extra
+// (appended ones).
+type entry struct {
+	tag  Tag
+	kind RefKind
+	a, b uint16
+	bits uint64
+}
+
+const utf8LenBits = 16
+
+func (p *Pool) utf8(i int) []byte {
+	e := &p.entries[i]
+	off, n := int(e.bits>>utf8LenBits), int(e.bits&maxU2)
+	if i < p.nOrig {
+		return p.raw[off : off+n : off+n]
+	}
+	return p.extra[off : off+n : off+n]
+}
+
+func (p *Pool) constant(i int) Constant {
+	e := &p.entries[i]
+	c := Constant{Tag: e.tag, Kind: e.kind, A: e.a, B: e.b, Bits: e.bits}
+	if e.tag == TagUtf8 {
+		c.Bits, c.Utf8 = 0, p.utf8(i)
+	}
+	return c
 }
 
 // lookupMapAfter: Add* scans linearly (no allocation) for the first few
@@ -56,11 +86,14 @@ type constKey struct {
 }
 
 func keyOf(c *Constant) constKey {
-	return constKey{tag: c.Tag, kind: c.Kind, a: c.A, b: c.B, bits: c.Bits, s: string(c.Utf8)}
+	if c.Tag == TagUtf8 {
+		return constKey{tag: TagUtf8, s: string(c.Utf8)}
+	}
+	return constKey{tag: c.Tag, kind: c.Kind, a: c.A, b: c.B, bits: c.Bits}
 }
 
 // NewPool returns an empty pool (count 1).
-func NewPool() *Pool { return &Pool{entries: make([]Constant, 1, 64), nOrig: 1} }
+func NewPool() *Pool { return &Pool{entries: make([]entry, 1, 64), nOrig: 1} }
 
 // Count is constant_pool_count: the number of slots including slot 0.
 func (p *Pool) Count() int { return len(p.entries) }
@@ -70,7 +103,7 @@ func (p *Pool) Get(i uint16) Constant {
 	if int(i) >= len(p.entries) {
 		return Constant{}
 	}
-	return p.entries[i]
+	return p.constant(int(i))
 }
 
 // Tag returns the tag of entry i (TagNone when out of range).
@@ -78,11 +111,11 @@ func (p *Pool) Tag(i uint16) Tag {
 	if int(i) >= len(p.entries) {
 		return TagNone
 	}
-	return p.entries[i].Tag
+	return p.entries[i].tag
 }
 
 func (p *Pool) is(i uint16, t Tag) bool {
-	return i != 0 && int(i) < len(p.entries) && p.entries[i].Tag == t
+	return i != 0 && int(i) < len(p.entries) && p.entries[i].tag == t
 }
 
 // Utf8Bytes returns the raw modified UTF-8 of Utf8 entry i, or nil.
@@ -91,7 +124,7 @@ func (p *Pool) Utf8Bytes(i uint16) []byte {
 	if !p.is(i, TagUtf8) {
 		return nil
 	}
-	return p.entries[i].Utf8
+	return p.utf8(int(i))
 }
 
 // Utf8 returns Utf8 entry i as a string ("" when i is not a Utf8).
@@ -101,7 +134,7 @@ func (p *Pool) Utf8(i uint16) string { return string(p.Utf8Bytes(i)) }
 
 // IsUtf8 reports whether entry i is a Utf8 equal to s, without allocating.
 func (p *Pool) IsUtf8(i uint16, s string) bool {
-	return p.is(i, TagUtf8) && string(p.entries[i].Utf8) == s
+	return p.is(i, TagUtf8) && string(p.utf8(int(i))) == s
 }
 
 // ClassName returns the internal name of Class entry i ("" if not a Class).
@@ -109,7 +142,7 @@ func (p *Pool) ClassName(i uint16) string {
 	if !p.is(i, TagClass) {
 		return ""
 	}
-	return p.Utf8(p.entries[i].A)
+	return p.Utf8(p.entries[i].a)
 }
 
 // NameAndType returns the name and descriptor of NameAndType entry i.
@@ -117,7 +150,7 @@ func (p *Pool) NameAndType(i uint16) (name, desc string) {
 	if !p.is(i, TagNameAndType) {
 		return "", ""
 	}
-	return p.Utf8(p.entries[i].A), p.Utf8(p.entries[i].B)
+	return p.Utf8(p.entries[i].a), p.Utf8(p.entries[i].b)
 }
 
 // MemberRef returns owner class, name and descriptor of a Fieldref,
@@ -127,9 +160,9 @@ func (p *Pool) MemberRef(i uint16) (class, name, desc string) {
 	if t != TagFieldref && t != TagMethodref && t != TagInterfaceMethodref {
 		return "", "", ""
 	}
-	c := &p.entries[i]
-	name, desc = p.NameAndType(c.B)
-	return p.ClassName(c.A), name, desc
+	e := &p.entries[i]
+	name, desc = p.NameAndType(e.b)
+	return p.ClassName(e.a), name, desc
 }
 
 // Integer returns the value of an Integer entry.
@@ -162,19 +195,18 @@ func (p *Pool) Add(c Constant) (uint16, error) {
 	if len(p.entries)+slots > maxPoolCount {
 		return 0, ErrPoolFull
 	}
+	e := entry{tag: c.Tag, kind: c.Kind, a: c.A, b: c.B, bits: c.Bits}
 	if c.Tag == TagUtf8 {
 		if len(c.Utf8) > maxU2 {
 			return 0, tooLarge("Utf8 length", len(c.Utf8))
 		}
-		c.Utf8 = bytes.Clone(c.Utf8)
-		if c.Utf8 == nil {
-			c.Utf8 = []byte{}
-		}
+		e = entry{tag: TagUtf8, bits: uint64(len(p.extra))<<utf8LenBits | uint64(len(c.Utf8))}
+		p.extra = append(p.extra, c.Utf8...)
 	}
 	i := uint16(len(p.entries))
-	p.entries = append(p.entries, c)
+	p.entries = append(p.entries, e)
 	if slots == 2 {
-		p.entries = append(p.entries, Constant{})
+		p.entries = append(p.entries, entry{})
 	}
 	if p.index != nil {
 		p.index[keyOf(&c)] = i
@@ -188,8 +220,14 @@ func (p *Pool) lookup(c *Constant) (uint16, bool) {
 		if p.lookups <= lookupMapAfter {
 			for i := 1; i < len(p.entries); i++ {
 				e := &p.entries[i]
-				if e.Tag == c.Tag && e.A == c.A && e.B == c.B && e.Kind == c.Kind && e.Bits == c.Bits &&
-					(c.Tag != TagUtf8 || string(e.Utf8) == string(c.Utf8)) {
+				if e.tag != c.Tag {
+					continue
+				}
+				if c.Tag == TagUtf8 {
+					if int(e.bits&maxU2) == len(c.Utf8) && string(p.utf8(i)) == string(c.Utf8) {
+						return uint16(i), true
+					}
+				} else if e.a == c.A && e.b == c.B && e.kind == c.Kind && e.bits == c.Bits {
 					return uint16(i), true
 				}
 			}
@@ -197,8 +235,9 @@ func (p *Pool) lookup(c *Constant) (uint16, bool) {
 		}
 		p.index = make(map[constKey]uint16, len(p.entries)+16)
 		for i := len(p.entries) - 1; i >= 1; i-- { // first occurrence wins
-			if p.entries[i].Tag != TagNone {
-				p.index[keyOf(&p.entries[i])] = uint16(i)
+			if p.entries[i].tag != TagNone {
+				k := p.constant(i)
+				p.index[keyOf(&k)] = uint16(i)
 			}
 		}
 	}
@@ -330,33 +369,36 @@ func parsePool(r *reader) *Pool {
 		return nil
 	}
 	start := r.off
-	p := &Pool{entries: make([]Constant, count, count+16), nOrig: count}
+	p := &Pool{entries: make([]entry, count, count+16), nOrig: count}
 	for i := 1; i < count; i++ {
-		c := &p.entries[i]
+		e := &p.entries[i]
 		at := r.pos()
-		c.Tag = Tag(r.u1("constant tag"))
-		switch c.Tag {
+		e.tag = Tag(r.u1("constant tag"))
+		switch e.tag {
 		case TagUtf8:
 			n := int(r.u2("Utf8 length"))
-			c.Utf8 = r.bytes(n, "Utf8 bytes")
+			if r.need(n, "Utf8 bytes") {
+				e.bits = uint64(r.off-start)<<utf8LenBits | uint64(n)
+				r.off += n
+			}
 		case TagInteger, TagFloat:
-			c.Bits = uint64(r.u4("constant value"))
+			e.bits = uint64(r.u4("constant value"))
 		case TagLong, TagDouble:
-			c.Bits = r.u8("constant value")
+			e.bits = r.u8("constant value")
 			i++ // takes two slots
 			if i >= count {
 				r.failAt(at, ErrBadConstant, "Long or Double in the last slot")
 			}
 		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
-			c.A = r.u2("constant index")
+			e.a = r.u2("constant index")
 		case TagFieldref, TagMethodref, TagInterfaceMethodref, TagNameAndType, TagDynamic, TagInvokeDynamic:
-			c.A = r.u2("constant index")
-			c.B = r.u2("constant index")
+			e.a = r.u2("constant index")
+			e.b = r.u2("constant index")
 		case TagMethodHandle:
-			c.Kind = RefKind(r.u1("reference_kind"))
-			c.A = r.u2("reference_index")
+			e.kind = RefKind(r.u1("reference_kind"))
+			e.a = r.u2("reference_index")
 		default:
-			r.failAt(at, ErrBadConstant, "constant "+strconv.Itoa(i)+" has "+c.Tag.String())
+			r.failAt(at, ErrBadConstant, "constant "+strconv.Itoa(i)+" has "+e.tag.String())
 		}
 		if r.err != nil {
 			return nil
@@ -374,47 +416,53 @@ func parsePool(r *reader) *Pool {
 // (JVMS §4.4). It returns the first bad index and why, or 0.
 func (p *Pool) check() (int, string) {
 	for i := 1; i < len(p.entries); i++ {
-		c := &p.entries[i]
+		e := &p.entries[i]
 		ok := true
-		switch c.Tag {
+		switch e.tag {
 		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
-			ok = p.is(c.A, TagUtf8)
+			ok = p.is(e.a, TagUtf8)
 		case TagFieldref, TagMethodref, TagInterfaceMethodref:
-			ok = p.is(c.A, TagClass) && p.is(c.B, TagNameAndType)
+			ok = p.is(e.a, TagClass) && p.is(e.b, TagNameAndType)
 		case TagNameAndType:
-			ok = p.is(c.A, TagUtf8) && p.is(c.B, TagUtf8)
+			ok = p.is(e.a, TagUtf8) && p.is(e.b, TagUtf8)
 		case TagDynamic, TagInvokeDynamic:
-			ok = p.is(c.B, TagNameAndType)
+			ok = p.is(e.b, TagNameAndType)
 		case TagMethodHandle:
 			switch {
-			case c.Kind >= RefGetField && c.Kind <= RefPutStatic:
-				ok = p.is(c.A, TagFieldref)
-			case c.Kind >= RefInvokeVirtual && c.Kind <= RefNewInvokeSpecial:
-				ok = p.is(c.A, TagMethodref) || p.is(c.A, TagInterfaceMethodref)
-			case c.Kind == RefInvokeInterface:
-				ok = p.is(c.A, TagInterfaceMethodref)
+			case e.kind >= RefGetField && e.kind <= RefPutStatic:
+				ok = p.is(e.a, TagFieldref)
+			case e.kind >= RefInvokeVirtual && e.kind <= RefNewInvokeSpecial:
+				ok = p.is(e.a, TagMethodref) || p.is(e.a, TagInterfaceMethodref)
+			case e.kind == RefInvokeInterface:
+				ok = p.is(e.a, TagInterfaceMethodref)
 			default:
-				return i, "bad reference_kind " + c.Kind.String()
+				return i, "bad reference_kind " + e.kind.String()
 			}
 		case TagLong, TagDouble:
 			i++
 		}
 		if !ok {
-			return i, c.Tag.String() + " refers to a missing or wrong kind of entry"
+			return i, e.tag.String() + " refers to a missing or wrong kind of entry"
 		}
 	}
 	return 0, ""
+}
+
+// entrySizeAt is the encoded size of entry i.
+func (p *Pool) entrySizeAt(i int) int {
+	e := &p.entries[i]
+	n := entrySize[e.tag]
+	if e.tag == TagUtf8 {
+		n += int(e.bits & maxU2)
+	}
+	return n
 }
 
 // entryOffset returns the offset of entry i within raw (error path only).
 func (p *Pool) entryOffset(i int) int {
 	off := 0
 	for j := 1; j < i && j < p.nOrig; j++ {
-		c := &p.entries[j]
-		off += entrySize[c.Tag] + len(c.Utf8)
-		if c.Tag == TagLong || c.Tag == TagDouble {
-			j++
-		}
+		off += p.entrySizeAt(j)
 	}
 	return off
 }
@@ -425,26 +473,29 @@ func (p *Pool) appendTo(b []byte) []byte {
 	b = appendU2(b, uint16(len(p.entries)))
 	b = append(b, p.raw...)
 	for i := p.nOrig; i < len(p.entries); i++ {
-		c := &p.entries[i]
-		b = append(b, byte(c.Tag))
-		switch c.Tag {
+		e := &p.entries[i]
+		if e.tag == TagNone {
+			continue // second slot of a Long or Double
+		}
+		b = append(b, byte(e.tag))
+		switch e.tag {
 		case TagUtf8:
-			b = appendU2(b, uint16(len(c.Utf8)))
-			b = append(b, c.Utf8...)
+			u := p.utf8(i)
+			b = appendU2(b, uint16(len(u)))
+			b = append(b, u...)
 		case TagInteger, TagFloat:
-			b = appendU4(b, uint32(c.Bits))
+			b = appendU4(b, uint32(e.bits))
 		case TagLong, TagDouble:
-			b = appendU4(b, uint32(c.Bits>>32))
-			b = appendU4(b, uint32(c.Bits))
-			i++
+			b = appendU4(b, uint32(e.bits>>32))
+			b = appendU4(b, uint32(e.bits))
 		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
-			b = appendU2(b, c.A)
+			b = appendU2(b, e.a)
 		case TagMethodHandle:
-			b = append(b, byte(c.Kind))
-			b = appendU2(b, c.A)
+			b = append(b, byte(e.kind))
+			b = appendU2(b, e.a)
 		default:
-			b = appendU2(b, c.A)
-			b = appendU2(b, c.B)
+			b = appendU2(b, e.a)
+			b = appendU2(b, e.b)
 		}
 	}
 	return b
@@ -454,7 +505,7 @@ func (p *Pool) appendTo(b []byte) []byte {
 func (p *Pool) size() int {
 	n := 2 + len(p.raw)
 	for i := p.nOrig; i < len(p.entries); i++ {
-		n += entrySize[p.entries[i].Tag] + len(p.entries[i].Utf8)
+		n += p.entrySizeAt(i)
 	}
 	return n
 }

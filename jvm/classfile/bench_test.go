@@ -1,0 +1,90 @@
+package classfile
+
+import (
+	"testing"
+
+	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
+)
+
+// benchSampleSize classes spread over the JDK image; one benchmark
+// operation handles all of them, and ns/class is reported beside.
+const benchSampleSize = 2000
+
+func benchSample(b *testing.B) ([][]byte, int64) {
+	b.Helper()
+	jdkcorpus.Require(b)
+	sample, err := jdkcorpus.Sample(benchSampleSize)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, c := range sample {
+		n += int64(len(c))
+	}
+	return sample, n
+}
+
+func runClassBench(b *testing.B, op func(b *testing.B, class []byte)) {
+	sample, size := benchSample(b)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, c := range sample {
+			op(b, c)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(sample)), "ns/class")
+}
+
+// BenchmarkParse: Parse only (constant pool decoded and checked,
+// attributes kept as bytes).
+func BenchmarkParse(b *testing.B) {
+	runClassBench(b, func(b *testing.B, class []byte) {
+		if _, err := Parse(class); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkParseWrite: Parse and write back unchanged.
+func BenchmarkParseWrite(b *testing.B) {
+	var buf []byte
+	runClassBench(b, func(b *testing.B, class []byte) {
+		c, err := Parse(class)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if buf, err = c.AppendTo(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkParseCodeWrite: Parse, decode every Code attribute (with its
+// line, local-variable and stack-map tables), encode each back with
+// SetCode, and write the class: the cost of touching every method.
+func BenchmarkParseCodeWrite(b *testing.B) {
+	var buf []byte
+	runClassBench(b, func(b *testing.B, class []byte) {
+		c, err := Parse(class)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range c.Methods {
+			m := &c.Methods[i]
+			code, err := m.Code(c.Pool)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if code != nil {
+				if err := m.SetCode(c.Pool, code); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if buf, err = c.AppendTo(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
