@@ -57,9 +57,8 @@ func (c classPool) Methodref(class, name, desc string) (uint16, error) {
 func (c classPool) Class(name string) (uint16, error) { return c.p.AddClass(name) }
 func (c classPool) Integer(v int32) (uint16, error)   { return c.p.AddInteger(v) }
 
-// Code attributes whose offsets the instrumenter does not remap; they are
-// dropped from instrumented methods (no JVM checks them).
-var droppedCodeAttrs = []string{"RuntimeVisibleTypeAnnotations", "RuntimeInvisibleTypeAnnotations"}
+// Code attributes holding bytecode offsets in type annotation targets.
+var typeAnnotationAttrs = []string{"RuntimeVisibleTypeAnnotations", "RuntimeInvisibleTypeAnnotations"}
 
 // InstrumentClass parses a class file, instruments the methods the policy
 // selects and returns the new class file. out is nil when nothing changed
@@ -120,7 +119,7 @@ func (x *Instrumenter) instrumentMember(c *classfile.Class, m *classfile.Member,
 	if err != nil {
 		return err
 	}
-	nc, err := toClassfile(c.Pool, cc, out)
+	nc, err := toClassfile(c.Pool, cc, out, &x.layout)
 	if err != nil {
 		return err
 	}
@@ -151,7 +150,7 @@ func fromClassfile(cc *classfile.Code) *Code {
 
 // toClassfile builds the classfile.Code of out, keeping the sub-attributes
 // of orig in order.
-func toClassfile(p *classfile.Pool, orig *classfile.Code, out *Code) (*classfile.Code, error) {
+func toClassfile(p *classfile.Pool, orig *classfile.Code, out *Code, l *Layout) (*classfile.Code, error) {
 	nc := &classfile.Code{MaxStack: out.MaxStack, MaxLocals: out.MaxLocals, Code: out.Bytecode, Exceptions: out.Handlers}
 	nc.Attrs = make([]classfile.CodeAttr, 0, len(orig.Attrs)+1)
 	var lines, lvs, lvts int
@@ -177,10 +176,14 @@ func toClassfile(p *classfile.Pool, orig *classfile.Code, out *Code) (*classfile
 			frames = true
 			na.Frames = out.Frames
 		default:
-			if dropped(p, a.Name) {
-				continue
-			}
 			na.Data, na.Offset = a.Data, a.Offset
+			if isTypeAnnotations(p, a.Name) {
+				var ok bool
+				if na.Data, ok = mapTypeAnnotations(a.Data, l); !ok {
+					continue // unreadable: dropped rather than left with stale offsets
+				}
+				na.Offset = -1
+			}
 		}
 		nc.Attrs = append(nc.Attrs, na)
 	}
@@ -194,11 +197,45 @@ func toClassfile(p *classfile.Pool, orig *classfile.Code, out *Code) (*classfile
 	return nc, nil
 }
 
-func dropped(p *classfile.Pool, name uint16) bool {
-	for _, n := range droppedCodeAttrs {
+func isTypeAnnotations(p *classfile.Pool, name uint16) bool {
+	for _, n := range typeAnnotationAttrs {
 		if p.IsUtf8(name, n) {
 			return true
 		}
 	}
 	return false
+}
+
+// mapTypeAnnotations maps the bytecode offsets of a Code type annotations
+// attribute through l. Catch targets index the exception table, whose
+// original entries keep their order.
+func mapTypeAnnotations(data []byte, l *Layout) ([]byte, bool) {
+	as, err := classfile.DecodeTypeAnnotations(data, -1)
+	if err != nil {
+		return nil, false
+	}
+	for i := range as {
+		a := &as[i]
+		if a.Target.HasOffset() {
+			n, ok := l.Insn(int(a.Offset))
+			if !ok {
+				return nil, false
+			}
+			a.Offset = uint16(n)
+		}
+		if len(a.LocalVars) > 0 {
+			lv := make([]classfile.LocalVarTarget, len(a.LocalVars))
+			for j, v := range a.LocalVars {
+				s, ok1 := l.Start(int(v.StartPC))
+				e, ok2 := l.End(int(v.StartPC) + int(v.Length))
+				if !ok1 || !ok2 {
+					return nil, false
+				}
+				lv[j] = classfile.LocalVarTarget{StartPC: uint16(s), Length: uint16(e - s), Index: v.Index}
+			}
+			a.LocalVars = lv
+		}
+	}
+	out, err := classfile.EncodeTypeAnnotations(nil, as)
+	return out, err == nil
 }

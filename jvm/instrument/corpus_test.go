@@ -32,6 +32,9 @@ func reasonOf(err error) (error, bool) {
 	return nil, false
 }
 
+// typeAnnotations counts the Code type annotation attributes checkClass saw.
+var typeAnnotations int
+
 // checkClass re-parses an instrumented class and checks every instrumented
 // method's code: instructions, branch targets, tables and frames.
 func checkClass(out []byte, res *ClassResult) error {
@@ -68,6 +71,26 @@ func checkClass(out []byte, res *ClassResult) error {
 		}
 		if c.Major >= frameVersion && !code.HasFrames {
 			return fmt.Errorf("%s: no StackMapTable", c.MemberName(m))
+		}
+		for _, a := range cc.Attrs {
+			if a.Kind != classfile.CodeAttrRaw || !isTypeAnnotations(c.Pool, a.Name) {
+				continue
+			}
+			as, err := classfile.DecodeTypeAnnotations(a.Data, -1)
+			if err != nil {
+				return fmt.Errorf("%s: type annotations: %w", c.MemberName(m), err)
+			}
+			for _, ta := range as {
+				if ta.Target.HasOffset() && at(idx, int(ta.Offset)) < 0 {
+					return fmt.Errorf("%s: type annotation offset %d not at an instruction", c.MemberName(m), ta.Offset)
+				}
+				for _, v := range ta.LocalVars {
+					if at(idx, int(v.StartPC)) < 0 || at(idx, int(v.StartPC+v.Length)) < 0 {
+						return fmt.Errorf("%s: type annotation local %+v", c.MemberName(m), v)
+					}
+				}
+			}
+			typeAnnotations++
 		}
 		last := code.Handlers[len(code.Handlers)-1]
 		if last.CatchType != 0 || int(last.EndPC) != int(last.HandlerPC) || Opcode(code.Bytecode[len(code.Bytecode)-1]) != OpAthrow {
@@ -125,6 +148,7 @@ func TestJDKWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("JDK corpus: %d Code type annotation attributes mapped", typeAnnotations)
 	t.Logf("JDK corpus: %d classes, %d rewritten, %d class errors; %d methods selected, %d instrumented",
 		classes, changed, parseErrs, methods, instrumented)
 	keys := make([]string, 0, len(reasons))

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tadpole-trace/tadpole/jvm/classfile"
 )
 
 func seedClasses(tb testing.TB) map[string][]byte {
@@ -111,4 +113,66 @@ func FuzzRelocate(f *testing.F) {
 		}
 		_ = idx
 	})
+}
+
+// TestTypeAnnotationsMapped: the offset targets of Code type annotations
+// (new, checkcast, instanceof) and local variable ranges follow their
+// instructions.
+func TestTypeAnnotationsMapped(t *testing.T) {
+	b := seedClasses(t)["TypeAnnos.class"]
+	x := newTestInstrumenter(t)
+	out, _, err := x.InstrumentClass(b)
+	if err != nil || out == nil {
+		t.Fatal(err)
+	}
+	annos := func(b []byte) ([]byte, []classfile.TypeAnnotation) {
+		c, err := classfile.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range c.Methods {
+			m := &c.Methods[i]
+			if c.MemberName(m) != "run" {
+				continue
+			}
+			cc, err := m.Code(c.Pool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range cc.Attrs {
+				if a.Kind == classfile.CodeAttrRaw && isTypeAnnotations(c.Pool, a.Name) {
+					as, err := classfile.DecodeTypeAnnotations(a.Data, -1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return cc.Code, as
+				}
+			}
+		}
+		t.Fatal("no type annotations in run")
+		return nil, nil
+	}
+	oldCode, oldA := annos(b)
+	newCode, newA := annos(out)
+	if len(oldA) != len(newA) || len(oldA) < 3 {
+		t.Fatalf("%d annotations, then %d", len(oldA), len(newA))
+	}
+	offsets := 0
+	for i := range oldA {
+		o, n := oldA[i], newA[i]
+		if o.Target.HasOffset() {
+			offsets++
+			if oldCode[o.Offset] != newCode[n.Offset] || n.Offset <= o.Offset {
+				t.Errorf("%v at %d (%v) moved to %d (%v)", o.Target, o.Offset, Opcode(oldCode[o.Offset]), n.Offset, Opcode(newCode[n.Offset]))
+			}
+		}
+		for j, v := range o.LocalVars {
+			if nv := n.LocalVars[j]; nv.StartPC <= v.StartPC || nv.Index != v.Index {
+				t.Errorf("local %+v → %+v", v, nv)
+			}
+		}
+	}
+	if offsets < 3 {
+		t.Errorf("%d offset targets; want new, checkcast and instanceof", offsets)
+	}
 }

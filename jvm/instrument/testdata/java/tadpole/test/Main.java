@@ -30,6 +30,7 @@ public class Main {
         mix(Huge.run());
         mix(Misc.run());
         mix(oldJsrClass());
+        mix(TypeAnnos.run("four"));
         List<Thread> ts = new ArrayList<>();
         long[] results = new long[4];
         for (int i = 0; i < results.length; i++) {
@@ -262,5 +263,19 @@ class Misc {
         r.run();
         Comparable<String> cmp = "b"::compareTo;
         return sum(TABLE) + f.applyAsInt(5) + sq.describe().length() + cmp.compareTo("a");
+    }
+}
+
+@java.lang.annotation.Target({java.lang.annotation.ElementType.TYPE_USE})
+@java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+@interface TA {}
+
+class TypeAnnos {
+    static int run(Object x) {
+        @TA String s = (@TA String) x;
+        List<String> l = new @TA ArrayList<>();
+        l.add(s);
+        if (x instanceof @TA CharSequence) return l.size() + s.length();
+        return 0;
     }
 }
