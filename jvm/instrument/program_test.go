@@ -136,10 +136,39 @@ func TestProgramVerifies(t *testing.T) {
 		t.Errorf("instrumented output %q; want %q", got, want)
 	}
 	t.Logf("probe report:\n%s", stderr)
-	if !strings.Contains(stderr, " OK\n") || strings.Contains(stderr, "BAD") || !strings.Contains(stderr, "thread=worker-3") ||
-		!strings.Contains(stderr, "thread=deep") || strings.Contains(stderr, "no Jsr class") {
+	threads := probeThreads(t, stderr)
+	if threads["worker-3"] == nil || threads["deep"] == nil || strings.Contains(stderr, "no Jsr class") {
+		t.Errorf("probe report incomplete:\n%s", stderr)
+	}
+	for name, th := range threads {
+		if th["depth"] != "0" {
+			t.Errorf("thread %s ended with live frames %s", name, th["live"])
+		}
+	}
+}
+
+// probeThreads parses the probe helper's report: the fields of each
+// thread's line by thread name. It fails the test on a BAD line or without
+// the OK verdict.
+func probeThreads(t *testing.T, stderr string) map[string]map[string]string {
+	t.Helper()
+	if !strings.Contains(stderr, " OK\n") || strings.Contains(stderr, "BAD") {
 		t.Errorf("probe report not OK:\n%s", stderr)
 	}
+	threads := map[string]map[string]string{}
+	for _, l := range strings.Split(stderr, "\n") {
+		if !strings.HasPrefix(l, "probe: thread=") {
+			continue
+		}
+		f := map[string]string{}
+		for _, kv := range strings.Fields(strings.TrimPrefix(l, "probe: ")) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				f[k] = v
+			}
+		}
+		threads[f["thread"]] = f
+	}
+	return threads
 }
 
 // hasGotoW reports whether method name of the class file at path contains a
