@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"math"
+	"sort"
 
 	"github.com/tadpole-trace/tadpole/jvm/classfile"
 )
@@ -128,12 +129,13 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		chunks = append(chunks, Chunk{At: in.Off, Owned: true, Bytes: b})
 	}
 	x.chunks = chunks
-	var hasFrame func(int) bool
+	var hasFrame, spot func(int) bool
 	if hasFrames {
 		hasFrame = frameSet(c.Frames)
+		spot = trampolineSpot(insns, c.Handlers, hasFrame)
 	}
 	l := &x.layout
-	if err := l.relocate(code, insns, idx, chunks, hasFrame); err != nil {
+	if err := l.relocate(code, insns, idx, chunks, hasFrame, spot); err != nil {
 		return nil, err
 	}
 	var handler []byte
@@ -173,7 +175,7 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 	out.LocalVars = mapLocals(l, c.LocalVars)
 	out.LocalVarTypes = mapLocals(l, c.LocalVarTypes)
 	if out.HasFrames {
-		out.Frames = make([]Frame, 0, len(c.Frames)+1)
+		out.Frames = make([]Frame, 0, len(c.Frames)+1+len(l.tramps))
 		for _, f := range c.Frames {
 			nf := f
 			nf.Offset, _ = l.Start(f.Offset)
@@ -181,12 +183,137 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 			nf.Stack = mapUninit(l, f.Stack)
 			out.Frames = append(out.Frames, nf)
 		}
+		if len(l.tramps) > 0 {
+			if out.Frames, err = x.trampolineFrames(m, pool, l, c.Frames, out.Frames); err != nil {
+				return nil, err
+			}
+		}
 		// Empty locals are assignable from every frame in the range (in a
 		// constructor the range starts after super(), where this is initialized).
 		out.Frames = append(out.Frames, Frame{
 			Offset: hpc, Kind: classfile.FrameFull,
 			Stack: []VType{{Tag: classfile.VObject, Index: x.refs.throwable}},
 		})
+	}
+	return out, nil
+}
+
+// trampolineSpot returns whether a trampoline may go before instruction j:
+// after an instruction that does not fall through, where the StackMapTable
+// has a frame already, outside every original exception range (the
+// trampoline's frame, a copy of its target's, must satisfy no handler).
+func trampolineSpot(insns []Insn, handlers []Handler, hasFrame func(int) bool) func(int) bool {
+	return func(j int) bool {
+		if j <= 0 || j >= len(insns) || !insns[j-1].Op.endsBlock() || !hasFrame(insns[j].Off) {
+			return false
+		}
+		off := insns[j].Off
+		for _, h := range handlers {
+			if int(h.StartPC) <= off && off < int(h.EndPC) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// trampolineFrames adds to frames (the mapped frames, in the order of old) a
+// full frame for each trampoline, equal to its target's, and turns the
+// frame after each trampoline into a full frame, since it can no longer be
+// encoded relative to its old predecessor.
+func (x *Instrumenter) trampolineFrames(m *Method, pool Pool, l *Layout, old, frames []Frame) ([]Frame, error) {
+	init, err := initialLocals(m, pool)
+	if err != nil {
+		return nil, err
+	}
+	locals, err := expandLocals(old, init)
+	if err != nil {
+		return nil, err
+	}
+	for _, tr := range l.Trampolines() {
+		t := searchFrame(old, tr.Target)
+		j := searchFrame(old, tr.At)
+		if t >= len(old) || old[t].Offset != tr.Target || j >= len(old) || old[j].Offset != tr.At {
+			return nil, codeErr(tr.Target, ErrBadFrames, "no frame at a trampoline's target or spot")
+		}
+		frames[j].Kind, frames[j].Locals, frames[j].Chop = classfile.FrameFull, mapUninit(l, locals[j]), 0
+		frames = append(frames, Frame{Offset: tr.Pos, Kind: classfile.FrameFull,
+			Locals: mapUninit(l, locals[t]), Stack: mapUninit(l, old[t].Stack)})
+	}
+	sort.SliceStable(frames, func(a, b int) bool { return frames[a].Offset < frames[b].Offset })
+	return frames, nil
+}
+
+// initialLocals returns the locals of the implicit first frame (JVMS
+// §4.10.1.6), in StackMapTable form (long and double one entry each).
+func initialLocals(m *Method, pool Pool) ([]VType, error) {
+	var ls []VType
+	if m.Access&AccStatic == 0 {
+		if m.Name == "<init>" && m.Class != "java/lang/Object" {
+			ls = append(ls, VType{Tag: classfile.VUninitializedThis})
+		} else {
+			i, err := pool.Class(m.Class)
+			if err != nil {
+				return nil, err
+			}
+			ls = append(ls, VType{Tag: classfile.VObject, Index: i})
+		}
+	}
+	d := m.Desc
+	if len(d) == 0 || d[0] != '(' {
+		return nil, codeErr(0, ErrBadPoolRef, "descriptor %q", d)
+	}
+	for i := 1; i < len(d) && d[i] != ')'; {
+		_, n := typeSlots(d[i:])
+		if n <= 0 {
+			return nil, codeErr(0, ErrBadPoolRef, "descriptor %q", d)
+		}
+		t := d[i : i+n]
+		i += n
+		var v VType
+		switch t[0] {
+		case 'B', 'C', 'I', 'S', 'Z':
+			v.Tag = classfile.VInteger
+		case 'F':
+			v.Tag = classfile.VFloat
+		case 'J':
+			v.Tag = classfile.VLong
+		case 'D':
+			v.Tag = classfile.VDouble
+		default:
+			name := t
+			if t[0] == 'L' {
+				name = t[1 : len(t)-1]
+			}
+			idx, err := pool.Class(name)
+			if err != nil {
+				return nil, err
+			}
+			v = VType{Tag: classfile.VObject, Index: idx}
+		}
+		ls = append(ls, v)
+	}
+	return ls, nil
+}
+
+// expandLocals returns the full locals of each frame, resolving same, chop
+// and append frames against their predecessors from the initial locals.
+func expandLocals(frames []Frame, init []VType) ([][]VType, error) {
+	out := make([][]VType, len(frames))
+	cur := init
+	for i, f := range frames {
+		switch f.Kind {
+		case classfile.FrameChop:
+			if f.Chop > len(cur) {
+				return nil, codeErr(f.Offset, ErrBadFrames, "chop %d of %d locals", f.Chop, len(cur))
+			}
+			cur = cur[: len(cur)-f.Chop : len(cur)-f.Chop]
+		case classfile.FrameAppend:
+			cur = append(cur[:len(cur):len(cur)], f.Locals...)
+		case classfile.FrameFull:
+			cur = f.Locals
+		}
+		out[i] = cur
 	}
 	return out, nil
 }

@@ -289,3 +289,70 @@ func TestMethodSlots(t *testing.T) {
 		}
 	}
 }
+
+// TestTrampoline: a conditional branch pushed out of range where its
+// fall-through has no frame jumps to a goto_w trampoline placed after a
+// return, with a full frame copied from the target's.
+func TestTrampoline(t *testing.T) {
+	const n = 32755
+	a := &asm{}
+	a.op(0x1a)                   // 0 iload_0
+	a.op(byte(OpIfeq)).u2(0)     // 1 ifeq L (patched)
+	a.op(0x1a)                   // 4 iload_0  (fall-through: no frame)
+	a.op(byte(OpIfeq + 1)).u2(4) // 5 ifne 9
+	a.op(byte(OpReturn))         // 8 return
+	a.nops(n)                    // 9… (frame at 9)
+	a.op(byte(OpReturn))         // return: its exit probe pushes L out of range
+	l := a.pos()
+	a.op(byte(OpReturn)) // L
+	a.b[2], a.b[3] = byte((l-1)>>8), byte(l-1)
+	ints := []VType{{Tag: classfile.VInteger}}
+	m := &Method{Class: "a/B", Name: "f", Desc: "(I)V", Access: AccStatic, Code: &Code{
+		MaxStack: 1, MaxLocals: 1, Bytecode: a.b, HasFrames: true,
+		Frames: []Frame{
+			{Offset: 9, Kind: classfile.FrameSame},
+			{Offset: l, Kind: classfile.FrameAppend, Locals: []VType{{Tag: classfile.VFloat}}},
+		},
+	}}
+	m.Code.MaxLocals = 2
+	x := newTestInstrumenter(t)
+	out, err := x.InstrumentCode(m, 7, 52, newFakePool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	insns := checkCode(t, out)
+	tr := x.layout.Trampolines()
+	if len(tr) != 1 || tr[0].At != 9 || tr[0].Target != l {
+		t.Fatalf("trampolines %+v", tr)
+	}
+	var ifeq Insn
+	for _, in := range insns {
+		if in.Op == OpIfeq {
+			ifeq = in
+		}
+	}
+	if got := Targets(out.Bytecode, ifeq, nil)[0]; got != tr[0].Pos || Opcode(out.Bytecode[got+3]) != OpGotoW {
+		t.Errorf("ifeq goes to %d; trampoline at %d", got, tr[0].Pos)
+	}
+	lNew, _ := x.layout.Start(l)
+	if g := Targets(out.Bytecode, Insn{Off: tr[0].Pos + 3, Op: OpGotoW, Len: 5}, nil)[0]; g != lNew {
+		t.Errorf("trampoline jumps to %d; want %d", g, lNew)
+	}
+	want := []Frame{
+		{Offset: tr[0].Pos, Kind: classfile.FrameFull, Locals: []VType{ints[0], {Tag: classfile.VFloat}}},
+		{Offset: tr[0].Pos + trampLen, Kind: classfile.FrameFull, Locals: ints},
+		{Offset: lNew, Kind: classfile.FrameAppend, Locals: []VType{{Tag: classfile.VFloat}}},
+	}
+	for i, w := range want {
+		f := out.Frames[i]
+		if f.Offset != w.Offset || f.Kind != w.Kind || len(f.Locals) != len(w.Locals) || len(f.Stack) != 0 {
+			t.Errorf("frame %d: %+v; want %+v", i, f, w)
+			continue
+		}
+		for k := range w.Locals {
+			if f.Locals[k] != w.Locals[k] {
+				t.Errorf("frame %d local %d: %+v; want %+v", i, k, f.Locals[k], w.Locals[k])
+			}
+		}
+	}
+}

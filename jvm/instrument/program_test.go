@@ -100,6 +100,9 @@ func TestProgramVerifies(t *testing.T) {
 		for _, m := range r.Methods {
 			n++
 			if m.Err != nil {
+				if !(r.Class == "tadpole/test/Derived" && m.Name == "<init>" && m.Desc == "(II)V") {
+					t.Errorf("%s.%s%s not instrumented: %v", r.Class, m.Name, m.Desc, m.Err)
+				}
 				skipped++
 				t.Logf("skipped %s.%s%s: %v", r.Class, m.Name, m.Desc, m.Err)
 				if _, ok := reasonOf(m.Err); !ok {
@@ -129,6 +132,10 @@ func TestProgramVerifies(t *testing.T) {
 	}
 	if hasGotoW(t, filepath.Join(classes, "tadpole/test/Huge.class"), "loop") {
 		t.Error("Huge.loop already has goto_w before instrumentation")
+	}
+	if !hasGotoW(t, filepath.Join(out, "tadpole/test/Huge.class"), "cond") ||
+		hasGotoW(t, filepath.Join(classes, "tadpole/test/Huge.class"), "cond") {
+		t.Error("Huge.cond: no trampoline")
 	}
 
 	got, stderr := run(t, java, "-Xverify:all", "-Xss4m", "-cp", out, "tadpole.test.Main")

@@ -38,6 +38,10 @@ type Layout struct {
 	pre   []int32 // per instruction and end: where its chunks start
 	start []int32 // per instruction and end: where its owned chunk starts (branch target)
 	pos   []int32 // per instruction: where the instruction itself starts
+
+	tramps    []tramp
+	trampHead []int32 // per instruction: 1 + first trampoline placed before it, 0 none
+	redirect  []int32 // per instruction: 1 + the trampoline it branches to, 0 none
 }
 
 // Start maps an old offset that is a branch target, handler, frame, line or
@@ -87,7 +91,7 @@ func Relocate(code []byte, chunks []Chunk, hasFrame func(int) bool) (*Layout, er
 		return nil, err
 	}
 	l := new(Layout)
-	if err := l.relocate(code, insns, idx, chunks, hasFrame); err != nil {
+	if err := l.relocate(code, insns, idx, chunks, hasFrame, nil); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -104,7 +108,9 @@ func grow[T any](s []T, n int) []T {
 }
 
 // relocate fills l, reusing its slices; l.Code is always newly allocated.
-func (l *Layout) relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk, hasFrame func(int) bool) error {
+// spot(i), when not nil, tells whether a trampoline may go before
+// instruction i (see Trampolines).
+func (l *Layout) relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk, hasFrame func(int) bool, spot func(int) bool) error {
 	for k, c := range chunks {
 		if len(c.Bytes)%4 != 0 {
 			return codeErr(c.At, ErrBadOffset, "chunk of %d bytes", len(c.Bytes))
@@ -119,6 +125,9 @@ func (l *Layout) relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk
 	l.pre = grow(l.pre, n+1)
 	l.start = grow(l.start, n+1)
 	l.pos = grow(l.pos, n)
+	l.trampHead = grow(l.trampHead, n)
+	l.redirect = grow(l.redirect, n)
+	l.tramps = l.tramps[:0]
 	for {
 		total := l.place(chunks)
 		if total > MaxCodeLen {
@@ -129,10 +138,16 @@ func (l *Layout) relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk
 			if l.widen[i] != 0 || in.Wide || !in.Op.isBranch16() {
 				continue
 			}
-			t := idx[in.Off+i16(code[in.Off+1:])]
+			t := int(idx[in.Off+i16(code[in.Off+1:])])
 			rel := int(l.start[t]) - int(l.pos[i])
-			if rel >= -0x8000 && rel <= 0x7fff {
+			if r := l.redirect[i]; r != 0 {
+				rel = int(l.tramps[r-1].pos) - int(l.pos[i])
+			}
+			if fits16(rel) {
 				continue
+			}
+			if l.redirect[i] != 0 {
+				return codeErr(in.Off, ErrBranchOverflow, "%v to its trampoline by %d", in.Op, rel)
 			}
 			changed = true
 			if !in.Op.isCond() {
@@ -140,11 +155,13 @@ func (l *Layout) relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk
 				continue
 			}
 			// The instruction after the goto_w is reached only by a jump:
-			// the verifier needs a frame there.
-			if hasFrame != nil && !hasFrame(in.Off+in.Len) {
+			// the verifier needs a frame there. Without one, jump to a
+			// trampoline placed where a frame already is.
+			if hasFrame == nil || hasFrame(in.Off+in.Len) {
+				l.widen[i] = widenCond
+			} else if !l.trampoline(i, t, spot) {
 				return codeErr(in.Off, ErrBranchOverflow, "%v by %d", in.Op, rel)
 			}
-			l.widen[i] = widenCond
 		}
 		if !changed {
 			l.Code = l.emit(code, chunks, make([]byte, 0, total+handlerMax))
@@ -153,12 +170,90 @@ func (l *Layout) relocate(code []byte, insns []Insn, idx []int32, chunks []Chunk
 	}
 }
 
-// place computes pre, start and pos from the chunks and widenings; it returns
-// the new code length.
+func fits16(rel int) bool { return rel >= -0x8000 && rel <= 0x7fff }
+
+// trampLen is the size of a trampoline: nop nop nop goto_w.
+const trampLen = 8
+
+// trampReach is how far from a branch a trampoline is placed, leaving room
+// for code that later iterations insert in between.
+const trampReach = 0x7000
+
+// tramp is a goto_w placed before instruction at, reached by 16-bit
+// conditional branches whose target (instruction target) is too far.
+type tramp struct {
+	at, target, next int
+	pos              int32
+}
+
+// Trampoline is a goto_w inserted by relocation.
+type Trampoline struct {
+	Pos    int // new offset of the trampoline (a jump target: it needs a frame)
+	At     int // old offset of the instruction it was placed before
+	Target int // old offset of the instruction it jumps to
+}
+
+// Trampolines lists the trampolines of the layout. A conditional branch
+// that must be widened where the fall-through has no frame jumps instead to
+// a trampoline nop nop nop goto_w target, placed after an unconditional
+// instruction (where a frame already is, so no frame must be inferred); it
+// needs a frame equal to the target's.
+func (l *Layout) Trampolines() []Trampoline {
+	out := make([]Trampoline, len(l.tramps))
+	for k, t := range l.tramps {
+		out[k] = Trampoline{Pos: int(t.pos), At: l.insns[t.at].Off, Target: l.insns[t.target].Off}
+	}
+	return out
+}
+
+// trampoline redirects branch i (to instruction t) to a trampoline: an
+// existing one to t in reach, or a new one at the nearest allowed spot.
+func (l *Layout) trampoline(i, t int, spot func(int) bool) bool {
+	if spot == nil {
+		return false
+	}
+	p := int(l.pos[i])
+	for k, tr := range l.tramps {
+		if tr.target == t && abs(int(tr.pos)-p) < trampReach {
+			l.redirect[i] = int32(k + 1)
+			return true
+		}
+	}
+	for d := 0; ; d++ {
+		up, down := i+1+d, i-d
+		upOK := up < len(l.insns) && int(l.pre[up])-p < trampReach
+		downOK := down > 0 && p-int(l.pre[down]) < trampReach
+		if !upOK && !downOK {
+			return false
+		}
+		for _, j := range [2]int{up, down} {
+			if (j == up && upOK || j == down && downOK) && spot(j) {
+				l.tramps = append(l.tramps, tramp{at: j, target: t, next: int(l.trampHead[j]) - 1})
+				l.trampHead[j] = int32(len(l.tramps))
+				l.redirect[i] = int32(len(l.tramps))
+				return true
+			}
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// place computes pre, start and pos from the chunks, trampolines and
+// widenings; it returns the new code length.
 func (l *Layout) place(chunks []Chunk) int {
 	p, c := 0, 0
 	for i, in := range l.insns {
 		l.pre[i] = int32(p)
+		for k := int(l.trampHead[i]) - 1; k >= 0; k = l.tramps[k].next {
+			l.tramps[k].pos = int32(p)
+			p += trampLen
+		}
 		for ; c < len(chunks) && chunks[c].At == in.Off && !chunks[c].Owned; c++ {
 			p += len(chunks[c].Bytes)
 		}
@@ -178,6 +273,11 @@ func (l *Layout) emit(code []byte, chunks []Chunk, out []byte) []byte {
 	be := binary.BigEndian
 	c := 0
 	for i, in := range l.insns {
+		for k := int(l.trampHead[i]) - 1; k >= 0; k = l.tramps[k].next {
+			tr := &l.tramps[k]
+			out = append(out, byte(OpNop), byte(OpNop), byte(OpNop), byte(OpGotoW))
+			out = be.AppendUint32(out, uint32(l.start[tr.target]-(tr.pos+trampLen-5)))
+		}
 		for ; c < len(chunks) && chunks[c].At == in.Off && !chunks[c].Owned; c++ {
 			out = append(out, chunks[c].Bytes...)
 		}
@@ -191,6 +291,9 @@ func (l *Layout) emit(code []byte, chunks []Chunk, out []byte) []byte {
 			out = append(out, code[in.Off:in.Off+in.Len]...)
 		case op.isBranch16():
 			t := target(i16(code[in.Off+1:]))
+			if r := l.redirect[i]; r != 0 {
+				t = l.tramps[r-1].pos
+			}
 			switch l.widen[i] {
 			case 0:
 				out = append(out, byte(op))
