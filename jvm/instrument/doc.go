@@ -25,7 +25,10 @@
 // goto → nop nop goto_w, jsr → nop nop jsr_w, if<c> L → if<!c> +11; nop*3;
 // goto_w L, iterating to a fixed point. The widened conditional's
 // fall-through needs a stack map frame: when the StackMapTable has none there,
-// the method is left alone with ErrBranchOverflow. Code over 65535 bytes is
+// the branch jumps instead to a trampoline (nop nop nop goto_w L) placed after
+// a nearby instruction that does not fall through, where a frame already is,
+// with a full frame copied from L's (see Layout.Trampolines); without such a
+// spot the method is left alone with ErrBranchOverflow. Code over 65535 bytes is
 // ErrTooLarge. Exception ranges, line and local-variable tables, frame offsets
 // and Uninitialized(offset) types are mapped through the same layout.
 //
