@@ -102,11 +102,17 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 	}
 	lines := newLineTable(c.Lines)
 	x.arena = x.arena[:0]
+	// The id is pushed the same way by every probe: one pool lookup.
+	var idBuf [3]byte
+	idPush, err := pushInt(idBuf[:0], id, pool)
+	if err != nil {
+		return nil, err
+	}
 	chunks := x.chunks[:0]
 	for i, in := range insns {
 		if i == entry {
 			var b []byte
-			x.arena, b, err = probe(x.arena, x.refs.enter, pool, nil, id)
+			x.arena, b, err = probe(x.arena, x.refs.enter, pool, nil, idPush, false, 0)
 			if err != nil {
 				return nil, err
 			}
@@ -122,7 +128,7 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 			continue
 		}
 		var b []byte
-		x.arena, b, err = probe(x.arena, ref, pool, nil, id, lines.line(in.Off))
+		x.arena, b, err = probe(x.arena, ref, pool, nil, idPush, true, lines.line(in.Off))
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +145,7 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		return nil, err
 	}
 	var handler []byte
-	x.arena, handler, err = probe(x.arena, x.refs.bubble, pool, []byte{byte(OpAthrow)}, id)
+	x.arena, handler, err = probe(x.arena, x.refs.bubble, pool, []byte{byte(OpAthrow)}, idPush, false, 0)
 	if err != nil {
 		return nil, err
 	}

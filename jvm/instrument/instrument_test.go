@@ -22,7 +22,12 @@ func newTestInstrumenter(t *testing.T) *Instrumenter {
 func probeBytes(t *testing.T, p *fakePool, name, desc string, tail []byte, args ...int32) []byte {
 	t.Helper()
 	ref, _ := p.Methodref("io/tadpole/Probe", name, desc)
-	_, b, err := probe(nil, ref, p, tail, args...)
+	idPush, _ := pushInt(nil, args[0], p)
+	line := int32(0)
+	if len(args) > 1 {
+		line = args[1]
+	}
+	_, b, err := probe(nil, ref, p, tail, idPush, len(args) > 1, line)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,15 +94,16 @@ func pushInt(dst []byte, v int32, pool Pool) ([]byte, error) {
 	return binary.BigEndian.AppendUint16(dst, i), nil
 }
 
-// probe appends to arena a chunk calling method with the int arguments,
-// then tail, padded to a multiple of 4 bytes with nops in front (reachable,
-// so no frame is needed for them). It returns the arena and the chunk.
-func probe(arena []byte, method uint16, pool Pool, tail []byte, args ...int32) ([]byte, []byte, error) {
+// probe appends to arena a chunk that pushes id (idPush, from pushInt) and
+// the line when withLine, calls method, then runs tail; padded to a multiple
+// of 4 bytes with nops in front (reachable, so no frame is needed for them).
+// It returns the arena and the chunk.
+func probe(arena []byte, method uint16, pool Pool, tail, idPush []byte, withLine bool, line int32) ([]byte, []byte, error) {
 	var body [16]byte
-	b := body[:0]
-	var err error
-	for _, a := range args {
-		if b, err = pushInt(b, a, pool); err != nil {
+	b := append(body[:0], idPush...)
+	if withLine {
+		var err error
+		if b, err = pushInt(b, line, pool); err != nil {
 			return arena, nil, err
 		}
 	}
