@@ -92,7 +92,7 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		return nil, codeErr(0, ErrNoStackMap, "")
 	}
 	entry := 0
-	if m.Name == "<init>" {
+	if m.Name == "<init>" && m.Class != "java/lang/Object" { // Object() has no super()
 		if entry, err = superCall(code, insns, c.Handlers, pool); err != nil {
 			return nil, err
 		}
