@@ -1,6 +1,7 @@
 package classfile
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 )
@@ -370,40 +371,60 @@ func parsePool(r *reader) *Pool {
 	}
 	start := r.off
 	p := &Pool{entries: make([]entry, count, count+16), nOrig: count}
+	// Hot loop: one bounds check per entry, then direct reads.
+	b, off := r.b, r.off
 	for i := 1; i < count; i++ {
 		e := &p.entries[i]
-		at := r.pos()
-		e.tag = Tag(r.u1("constant tag"))
-		switch e.tag {
-		case TagUtf8:
-			n := int(r.u2("Utf8 length"))
-			if r.need(n, "Utf8 bytes") {
-				e.bits = uint64(r.off-start)<<utf8LenBits | uint64(n)
-				r.off += n
-			}
-		case TagInteger, TagFloat:
-			e.bits = uint64(r.u4("constant value"))
-		case TagLong, TagDouble:
-			e.bits = r.u8("constant value")
-			i++ // takes two slots
-			if i >= count {
-				r.failAt(at, ErrBadConstant, "Long or Double in the last slot")
-			}
-		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
-			e.a = r.u2("constant index")
-		case TagFieldref, TagMethodref, TagInterfaceMethodref, TagNameAndType, TagDynamic, TagInvokeDynamic:
-			e.a = r.u2("constant index")
-			e.b = r.u2("constant index")
-		case TagMethodHandle:
-			e.kind = RefKind(r.u1("reference_kind"))
-			e.a = r.u2("reference_index")
-		default:
-			r.failAt(at, ErrBadConstant, "constant "+strconv.Itoa(i)+" has "+e.tag.String())
-		}
-		if r.err != nil {
+		if off >= len(b) {
+			r.off = off
+			r.fail(ErrTruncated, "constant tag")
 			return nil
 		}
+		e.tag = Tag(b[off])
+		size := 0
+		if int(e.tag) < len(entrySize) {
+			size = entrySize[e.tag]
+		}
+		if size == 0 {
+			r.failAt(r.base+off, ErrBadConstant, "constant "+strconv.Itoa(i)+" has "+e.tag.String())
+			return nil
+		}
+		if len(b)-off < size {
+			r.off = off + 1
+			r.fail(ErrTruncated, "constant "+strconv.Itoa(i))
+			return nil
+		}
+		switch e.tag {
+		case TagUtf8:
+			n := int(b[off+1])<<8 | int(b[off+2])
+			if len(b)-off-size < n {
+				r.off = off + size
+				r.fail(ErrTruncated, "Utf8 bytes")
+				return nil
+			}
+			e.bits = uint64(off+size-start)<<utf8LenBits | uint64(n)
+			size += n
+		case TagInteger, TagFloat:
+			e.bits = uint64(binary.BigEndian.Uint32(b[off+1:]))
+		case TagLong, TagDouble:
+			e.bits = binary.BigEndian.Uint64(b[off+1:])
+			i++ // takes two slots
+			if i >= count {
+				r.failAt(r.base+off, ErrBadConstant, "Long or Double in the last slot")
+				return nil
+			}
+		case TagMethodHandle:
+			e.kind = RefKind(b[off+1])
+			e.a = binary.BigEndian.Uint16(b[off+2:])
+		default: // one or two u2 indexes
+			e.a = binary.BigEndian.Uint16(b[off+1:])
+			if size == 5 {
+				e.b = binary.BigEndian.Uint16(b[off+3:])
+			}
+		}
+		off += size
 	}
+	r.off = off
 	p.raw = r.b[start:r.off:r.off]
 	if i, what := p.check(); i != 0 {
 		r.failAt(r.base+start+p.entryOffset(i), ErrBadConstant, "constant "+strconv.Itoa(i)+": "+what)
