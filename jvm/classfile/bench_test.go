@@ -103,3 +103,32 @@ func cpuTime() int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkParseCodeWriteArena: BenchmarkParseCodeWrite with a CodeArena
+// reset after each class.
+func BenchmarkParseCodeWriteArena(b *testing.B) {
+	var buf []byte
+	var arena CodeArena
+	runClassBench(b, func(b *testing.B, class []byte) {
+		c, err := Parse(class)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range c.Methods {
+			m := &c.Methods[i]
+			code, err := arena.Code(c.Pool, m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if code != nil {
+				if err := arena.SetCode(c.Pool, m, code); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if buf, err = c.AppendTo(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+		arena.Reset()
+	})
+}

@@ -24,6 +24,13 @@
 // classes, fields, methods and Code (annotations, BootstrapMethods,
 // type annotations, ...) is carried over as bytes, in order.
 //
+// # Reusing memory
+//
+// A CodeArena (zero value ready) decodes Codes and stores re-encoded ones
+// (CodeArena.Code, Decode, SetCode) from slabs that Reset recycles, so a
+// rewriter handling class after class allocates almost nothing per method.
+// What it returned is valid until Reset: write the class first.
+//
 // # Constant pool
 //
 // Constants are Constant{Tag, Kind, A, B, Bits, Utf8}; the meaning of A and
