@@ -81,8 +81,12 @@ func take[T any](slab *[]T, n int) []T {
 }
 
 // alloc takes n elements from slab, or makes them when slab is nil (no
-// arena).
+// arena). Zero elements are always nil, so that decoding with and without
+// an arena gives equal values.
 func alloc[T any](slab *[]T, n int) []T {
+	if n == 0 {
+		return nil
+	}
 	if slab == nil {
 		return make([]T, n)
 	}

@@ -3,8 +3,10 @@ package classfile
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -17,8 +19,8 @@ func FuzzParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, b := range files {
-		f.Add(b)
+	for _, name := range slices.Sorted(maps.Keys(files)) { // stable seed numbering
+		f.Add(files[name])
 	}
 	f.Add(minimalClass())
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -44,6 +46,7 @@ func FuzzParse(f *testing.F) {
 		if !reflect.DeepEqual(c, c2) {
 			t.Fatal("reparsed class differs")
 		}
+		var arena CodeArena
 		for i := range c.Methods {
 			m := &c.Methods[i]
 			code, err := m.Code(c.Pool)
@@ -56,6 +59,9 @@ func FuzzParse(f *testing.F) {
 			}
 			if code == nil {
 				continue
+			}
+			if ac, err := arena.Code(c.Pool, m); err != nil || !reflect.DeepEqual(ac, code) {
+				t.Fatalf("arena decode of method %d differs (%v)", i, err)
 			}
 			enc, err := code.Encode()
 			if err != nil {
