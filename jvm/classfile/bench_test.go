@@ -132,3 +132,33 @@ func BenchmarkParseCodeWriteArena(b *testing.B) {
 		arena.Reset()
 	})
 }
+
+// BenchmarkPoolAdd: Parse, then look up or append what an instrumenter
+// adds to each class: four probe Methodrefs, a few Integer ids, the
+// StackMapTable name and the Throwable class.
+func BenchmarkPoolAdd(b *testing.B) {
+	runClassBench(b, func(b *testing.B, class []byte) {
+		c, err := Parse(class)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := c.Pool
+		for _, m := range [...]struct{ name, desc string }{{"enter", "(I)V"}, {"exit", "(II)V"},
+			{"thrown", "(Ljava/lang/Throwable;II)V"}, {"bubble", "(Ljava/lang/Throwable;I)V"}} {
+			if _, err := p.AddMethodref("io/tadpole/Probe", m.name, m.desc); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for id := int32(100000); id < 100005; id++ {
+			if _, err := p.AddInteger(id); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := p.AddUTF8(AttrStackMapTable); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.AddClass("java/lang/Throwable"); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
