@@ -121,3 +121,62 @@ func TestCodeArenaAllocs(t *testing.T) {
 		t.Errorf("%v allocations per class with a warm arena; want 0", n)
 	}
 }
+
+// Writing into a reused buffer and finding constants that exist allocate
+// nothing.
+func TestZeroAllocPaths(t *testing.T) {
+	b := testdataClasses(t)["Sample8.class"]
+	c, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0, len(b))
+	if n := testing.AllocsPerRun(50, func() {
+		if buf, err = c.AppendTo(buf[:0]); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("AppendTo: %v allocations; want 0", n)
+	}
+	if !bytes.Equal(buf, b) {
+		t.Error("AppendTo output differs")
+	}
+	p := c.Pool
+	if _, err := p.AddMethodref("java/util/ArrayList", "<init>", "(I)V"); err != nil {
+		t.Fatal(err)
+	}
+	count := p.Count()
+	// Both the scanning phase and, after maxFullScans lookups, the map.
+	if n := testing.AllocsPerRun(5, func() { // 6 runs x 7 scans, under maxFullScans
+		if _, err := p.AddMethodref("java/util/ArrayList", "<init>", "(I)V"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.AddUTF8("Code"); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("finding existing constants by scanning: %v allocations; want 0", n)
+	}
+	if p.index != nil {
+		t.Fatal("index built during the scanning phase")
+	}
+	for i := 0; i <= maxFullScans; i++ {
+		p.AddUTF8("Code")
+	}
+	if p.index == nil {
+		t.Fatal("no index built")
+	}
+	if n := testing.AllocsPerRun(50, func() {
+		if _, err := p.AddMethodref("java/util/ArrayList", "<init>", "(I)V"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.AddUTF8("Code"); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("finding existing constants: %v allocations; want 0", n)
+	}
+	if p.Count() != count {
+		t.Errorf("pool grew from %d to %d re-adding existing constants", count, p.Count())
+	}
+}
