@@ -131,7 +131,7 @@ func TestFrameEncoding(t *testing.T) {
 			if n := framesSize(tt.frames); n != len(got) {
 				t.Errorf("framesSize = %d; want %d", n, len(got))
 			}
-			back := decodeFrames(&reader{b: got}, p)
+			back := decodeFrames(&reader{b: got}, p, nil)
 			if back == nil {
 				t.Fatal("decode failed")
 			}

@@ -91,6 +91,10 @@ func (m *Member) SetCode(p *Pool, c *Code) error {
 	if err != nil {
 		return err
 	}
+	return m.setCodeData(p, data)
+}
+
+func (m *Member) setCodeData(p *Pool, data []byte) error {
 	if i := m.CodeIndex(p); i >= 0 {
 		m.Attrs[i].Data, m.Attrs[i].Offset = data, -1
 		return nil
@@ -114,14 +118,24 @@ type codeBlock struct {
 // DecodeCode decodes the info of a Code attribute. Line, local-variable
 // and stack-map tables are decoded into typed values; every other
 // sub-attribute is kept as bytes.
-func DecodeCode(p *Pool, a *Attribute) (*Code, error) {
+func DecodeCode(p *Pool, a *Attribute) (*Code, error) { return decodeCode(p, a, nil) }
+
+// decodeCode decodes a Code attribute, taking memory from arena when it is
+// not nil.
+func decodeCode(p *Pool, a *Attribute, arena *CodeArena) (*Code, error) {
 	base := a.Offset
 	if base < 0 {
 		base = 0
 	}
 	r := &reader{b: a.Data, base: base}
-	blk := &codeBlock{}
-	c := &blk.code
+	var blk *codeBlock
+	var c *Code
+	if arena == nil {
+		blk = &codeBlock{}
+		c = &blk.code
+	} else {
+		c = &take(&arena.codes, 1)[0]
+	}
 	c.MaxStack = r.u2("max_stack")
 	c.MaxLocals = r.u2("max_locals")
 	at := r.pos()
@@ -135,9 +149,12 @@ func DecodeCode(p *Pool, a *Attribute) (*Code, error) {
 	c.Code = r.bytes(int(n), "code")
 	ne := int(r.u2("exception_table_length"))
 	if r.need(ne*excEntrySize, "exception_table") && ne > 0 {
-		if ne <= len(blk.exc) {
+		switch {
+		case arena != nil:
+			c.Exceptions = take(&arena.excs, ne)
+		case ne <= len(blk.exc):
 			c.Exceptions = blk.exc[:ne:ne]
-		} else {
+		default:
 			c.Exceptions = make([]ExceptionEntry, ne)
 		}
 		for i := range c.Exceptions {
@@ -154,13 +171,16 @@ func DecodeCode(p *Pool, a *Attribute) (*Code, error) {
 	}
 	na := int(r.u2("Code attributes_count"))
 	if r.need(na*attrHeadSize, "Code attributes") && na > 0 {
-		if na <= len(blk.attrs) {
+		switch {
+		case arena != nil:
+			c.Attrs = take(&arena.attrs, na)
+		case na <= len(blk.attrs):
 			c.Attrs = blk.attrs[:na:na]
-		} else {
+		default:
 			c.Attrs = make([]CodeAttr, na)
 		}
 		for i := range c.Attrs {
-			decodeCodeAttr(r, p, &c.Attrs[i])
+			decodeCodeAttr(r, p, &c.Attrs[i], arena)
 		}
 	}
 	if r.err == nil && r.remaining() != 0 {
@@ -172,7 +192,7 @@ func DecodeCode(p *Pool, a *Attribute) (*Code, error) {
 	return c, nil
 }
 
-func decodeCodeAttr(r *reader, p *Pool, ca *CodeAttr) {
+func decodeCodeAttr(r *reader, p *Pool, ca *CodeAttr, arena *CodeArena) {
 	at := r.pos()
 	ca.Name = r.u2("attribute_name_index")
 	size := r.u4("attribute_length")
@@ -195,7 +215,7 @@ func decodeCodeAttr(r *reader, p *Pool, ca *CodeAttr) {
 		ca.Kind = CodeAttrLineNumbers
 		n := int(sub.u2("line_number_table_length"))
 		if sub.need(n*lineEntrySize, "line_number_table") {
-			ca.Lines = make([]LineNumber, n)
+			ca.Lines = alloc(arena.lineSlab(), n)
 			for i := range ca.Lines {
 				ca.Lines[i] = LineNumber{StartPC: sub.u2("start_pc"), Line: sub.u2("line_number")}
 			}
@@ -207,7 +227,7 @@ func decodeCodeAttr(r *reader, p *Pool, ca *CodeAttr) {
 		}
 		n := int(sub.u2("local_variable_table_length"))
 		if sub.need(n*localEntrySize, "local_variable_table") {
-			ca.Locals = make([]LocalVar, n)
+			ca.Locals = alloc(arena.localSlab(), n)
 			for i := range ca.Locals {
 				v := &ca.Locals[i]
 				v.StartPC = sub.u2("start_pc")
@@ -219,7 +239,7 @@ func decodeCodeAttr(r *reader, p *Pool, ca *CodeAttr) {
 		}
 	case AttrStackMapTable:
 		ca.Kind = CodeAttrStackMap
-		ca.Frames = decodeFrames(sub, p)
+		ca.Frames = decodeFrames(sub, p, arena)
 	default:
 		ca.Kind = CodeAttrRaw
 		ca.Data = sub.b

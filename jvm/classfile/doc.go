@@ -17,12 +17,21 @@
 //	  LocalVariableTypeTable), Frames (StackMapTable), Data (anything else)
 //	Frame{Kind, Offset (absolute), Chop, Locals, Stack []VType}
 //	VType{Tag, Index}              Index: Class constant (VObject) or offset of the new (VUninitialized)
+//	Code.LineAt(pc)                source line of an instruction
+//	FindAttr, Member.CodeIndex     find attributes by name
 //
 // Attributes are kept as raw bytes (Attribute.Data) until asked for:
 // Member.Code decodes a Code attribute on demand, so a method that is not
 // rewritten is written from its original bytes. Every other attribute of
 // classes, fields, methods and Code (annotations, BootstrapMethods,
 // type annotations, ...) is carried over as bytes, in order.
+//
+// # Reusing memory
+//
+// A CodeArena (zero value ready) decodes Codes and stores re-encoded ones
+// (CodeArena.Code, Decode, SetCode) from slabs that Reset recycles, so a
+// rewriter handling class after class allocates almost nothing per method.
+// What it returned is valid until Reset: write the class first.
 //
 // # Constant pool
 //
@@ -65,6 +74,16 @@
 // allocated; no input makes Parse or DecodeCode panic. Writing returns
 // ErrTooLarge (wrapped) when a count or length exceeds its field, e.g. code
 // longer than 65535 bytes.
+//
+// What is checked: the structure (every count and length), the version, the
+// kind of every constant pool reference (a Class names a Utf8, a Methodref a
+// Class and a NameAndType, a MethodHandle a member of its reference kind,
+// ...), this_class, super_class, interfaces, member names and descriptors,
+// attribute names, and, when a Code is decoded, catch types, stack map
+// Object types, reserved frame and verification tags and code_length
+// 1..65535. Not checked: descriptors' syntax, modified UTF-8, instructions,
+// and offsets against the code (that is the verifier's and the rewriter's
+// concern).
 //
 // # Ownership and concurrency
 //

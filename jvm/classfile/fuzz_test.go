@@ -3,8 +3,10 @@ package classfile
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -17,62 +19,69 @@ func FuzzParse(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, b := range files {
-		f.Add(b)
+	for _, name := range slices.Sorted(maps.Keys(files)) { // stable seed numbering
+		f.Add(files[name])
 	}
 	f.Add(minimalClass())
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Parse(b)
+	f.Fuzz(checkClass)
+}
+
+// checkClass is the property FuzzParse checks on any input b.
+func checkClass(t *testing.T, b []byte) {
+	c, err := Parse(b)
+	if err != nil {
+		var fe *FormatError
+		if !errors.As(err, &fe) || fe.Offset < 0 || fe.Offset > len(b) {
+			t.Fatalf("Parse error %T %v: want *FormatError with an offset in 0..%d", err, err, len(b))
+		}
+		return
+	}
+	out, err := c.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, b) {
+		t.Fatal("written class differs from its input")
+	}
+	c2, err := Parse(out)
+	if err != nil {
+		t.Fatalf("reparse: %v", err)
+	}
+	if !reflect.DeepEqual(c, c2) {
+		t.Fatal("reparsed class differs")
+	}
+	var arena CodeArena
+	for i := range c.Methods {
+		m := &c.Methods[i]
+		code, err := m.Code(c.Pool)
 		if err != nil {
 			var fe *FormatError
 			if !errors.As(err, &fe) || fe.Offset < 0 || fe.Offset > len(b) {
-				t.Fatalf("Parse error %T %v: want *FormatError with an offset in 0..%d", err, err, len(b))
+				t.Fatalf("Code error %T %v: want *FormatError in range", err, err)
 			}
-			return
+			continue
 		}
-		out, err := c.Bytes()
+		if code == nil {
+			continue
+		}
+		if ac, err := arena.Code(c.Pool, m); err != nil || !reflect.DeepEqual(ac, code) {
+			t.Fatalf("arena decode of method %d differs (%v)", i, err)
+		}
+		enc, err := code.Encode()
 		if err != nil {
+			t.Fatalf("encode decoded Code: %v", err)
+		}
+		if ci := m.CodeIndex(c.Pool); !bytes.Equal(enc, m.Attrs[ci].Data) {
+			t.Fatalf("Code of method %d re-encodes differently", i)
+		}
+		if err := m.SetCode(c.Pool, code); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(out, b) {
-			t.Fatal("written class differs from its input")
-		}
-		c2, err := Parse(out)
-		if err != nil {
-			t.Fatalf("reparse: %v", err)
-		}
-		if !reflect.DeepEqual(c, c2) {
-			t.Fatal("reparsed class differs")
-		}
-		for i := range c.Methods {
-			m := &c.Methods[i]
-			code, err := m.Code(c.Pool)
-			if err != nil {
-				var fe *FormatError
-				if !errors.As(err, &fe) || fe.Offset < 0 || fe.Offset > len(b) {
-					t.Fatalf("Code error %T %v: want *FormatError in range", err, err)
-				}
-				continue
-			}
-			if code == nil {
-				continue
-			}
-			enc, err := code.Encode()
-			if err != nil {
-				t.Fatalf("encode decoded Code: %v", err)
-			}
-			if ci := m.CodeIndex(c.Pool); !bytes.Equal(enc, m.Attrs[ci].Data) {
-				t.Fatalf("Code of method %d re-encodes differently", i)
-			}
-			if err := m.SetCode(c.Pool, code); err != nil {
-				t.Fatal(err)
-			}
-		}
-		again, err := c.Bytes()
-		if err != nil || !bytes.Equal(again, b) {
-			t.Fatalf("class with re-set Code differs (%v)", err)
-		}
-	})
+	}
+	again, err := c.Bytes()
+	if err != nil || !bytes.Equal(again, b) {
+		t.Fatalf("class with re-set Code differs (%v)", err)
+	}
 }
 
 // FuzzDecodeCode fuzzes Code attribute bodies directly (FuzzParse rarely

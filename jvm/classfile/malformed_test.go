@@ -1,6 +1,7 @@
 package classfile
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 )
@@ -110,5 +111,23 @@ func TestMalformed(t *testing.T) {
 				t.Errorf("offset %d; want %d (%v)", fe.Offset, tt.off, err)
 			}
 		})
+	}
+}
+
+func TestVersionRange(t *testing.T) {
+	for _, v := range []struct{ major, minor uint16 }{{45, 3}, {45, 0}, {49, 0}, {52, 0}, {61, 0}, {65, 0}, {69, 0}, {69, 0xFFFF}} {
+		b := minimalClass()
+		b[4], b[5], b[6], b[7] = byte(v.minor>>8), byte(v.minor), byte(v.major>>8), byte(v.major)
+		c, err := Parse(b)
+		if err != nil {
+			t.Errorf("%d.%d: %v", v.major, v.minor, err)
+			continue
+		}
+		if c.Major != v.major || c.Minor != v.minor {
+			t.Errorf("%d.%d parsed as %d.%d", v.major, v.minor, c.Major, c.Minor)
+		}
+		if out, err := c.Bytes(); err != nil || !bytes.Equal(out, b) {
+			t.Errorf("%d.%d: round trip differs (%v)", v.major, v.minor, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package classfile
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 )
@@ -35,12 +36,12 @@ type Constant struct {
 // The Utf8 bytes of a parsed pool alias the parsed input. A Pool is not
 // safe for concurrent use.
 type Pool struct {
-	entries []entry
-	raw     []byte // encoded entries[1:nOrig] as parsed, written as is
-	extra   []byte // Utf8 bytes of appended entries
-	nOrig   int
-	lookups int
-	index   map[constKey]uint16 // built after lookupMapAfter linear lookups
+	entries   []entry
+	raw       []byte // encoded entries[1:nOrig] as parsed, written as is
+	extra     []byte // Utf8 bytes of appended entries
+	nOrig     int
+	fullScans int
+	index     map[constKey]uint16 // built after maxFullScans lookups
 }
 
 // entry is the compact form of a Constant (16 bytes). For a Utf8, bits
@@ -73,10 +74,6 @@ func (p *Pool) constant(i int) Constant {
 	return c
 }
 
-// lookupMapAfter: Add* scans linearly (no allocation) for the first few
-// lookups, then builds a map for classes that add many constants.
-const lookupMapAfter = 32
-
 type constKey struct {
 	tag  Tag
 	kind RefKind
@@ -85,11 +82,11 @@ type constKey struct {
 	s    string
 }
 
-func keyOf(c *Constant) constKey {
-	if c.Tag == TagUtf8 {
-		return constKey{tag: TagUtf8, s: string(c.Utf8)}
+func keyOf(e entry, s string) constKey {
+	if e.tag == TagUtf8 {
+		return constKey{tag: TagUtf8, s: s}
 	}
-	return constKey{tag: c.Tag, kind: c.Kind, a: c.A, b: c.B, bits: c.Bits}
+	return constKey{tag: e.tag, kind: e.kind, a: e.a, b: e.b, bits: e.bits}
 }
 
 // NewPool returns an empty pool (count 1).
@@ -185,23 +182,33 @@ func (p *Pool) Add(c Constant) (uint16, error) {
 	if int(c.Tag) >= len(entrySize) || entrySize[c.Tag] == 0 {
 		return 0, ErrBadConstant
 	}
-	if i, ok := p.lookup(&c); ok {
+	if c.Tag == TagUtf8 {
+		return p.add(entry{tag: TagUtf8}, string(c.Utf8))
+	}
+	return p.add(entry{tag: c.Tag, kind: c.Kind, a: c.A, b: c.B, bits: c.Bits}, "")
+}
+
+// add looks up or appends e; s is the content of a Utf8.
+func (p *Pool) add(e entry, s string) (uint16, error) {
+	if i, ok := p.find(e, s); ok {
 		return i, nil
 	}
 	slots := 1
-	if c.Tag == TagLong || c.Tag == TagDouble {
+	if e.tag == TagLong || e.tag == TagDouble {
 		slots = 2
 	}
 	if len(p.entries)+slots > maxPoolCount {
 		return 0, ErrPoolFull
 	}
-	e := entry{tag: c.Tag, kind: c.Kind, a: c.A, b: c.B, bits: c.Bits}
-	if c.Tag == TagUtf8 {
-		if len(c.Utf8) > maxU2 {
-			return 0, tooLarge("Utf8 length", len(c.Utf8))
+	if e.tag == TagUtf8 {
+		if len(s) > maxU2 {
+			return 0, tooLarge("Utf8 length", len(s))
 		}
-		e = entry{tag: TagUtf8, bits: uint64(len(p.extra))<<utf8LenBits | uint64(len(c.Utf8))}
-		p.extra = append(p.extra, c.Utf8...)
+		e.bits = uint64(len(p.extra))<<utf8LenBits | uint64(len(s))
+		if p.extra == nil {
+			p.extra = make([]byte, 0, max(len(s), extraRoom))
+		}
+		p.extra = append(p.extra, s...)
 	}
 	i := uint16(len(p.entries))
 	p.entries = append(p.entries, e)
@@ -209,47 +216,81 @@ func (p *Pool) Add(c Constant) (uint16, error) {
 		p.entries = append(p.entries, entry{})
 	}
 	if p.index != nil {
-		p.index[keyOf(&c)] = i
+		p.index[keyOf(e, s)] = i
 	}
 	return i, nil
 }
 
-func (p *Pool) lookup(c *Constant) (uint16, bool) {
-	if p.index == nil {
-		p.lookups++
-		if p.lookups <= lookupMapAfter {
-			for i := 1; i < len(p.entries); i++ {
-				e := &p.entries[i]
-				if e.tag != c.Tag {
-					continue
-				}
-				if c.Tag == TagUtf8 {
-					if int(e.bits&maxU2) == len(c.Utf8) && string(p.utf8(i)) == string(c.Utf8) {
-						return uint16(i), true
-					}
-				} else if e.a == c.A && e.b == c.B && e.kind == c.Kind && e.bits == c.Bits {
-					return uint16(i), true
-				}
-			}
-			return 0, false
-		}
-		p.index = make(map[constKey]uint16, len(p.entries)+16)
-		for i := len(p.entries) - 1; i >= 1; i-- { // first occurrence wins
-			if p.entries[i].tag != TagNone {
-				k := p.constant(i)
-				p.index[keyOf(&k)] = uint16(i)
-			}
+// maxFullScans: find scans the whole pool (no allocation) for the first
+// lookups, then builds a map, for classes that add many constants.
+const maxFullScans = 64
+
+// find returns the index of an entry equal to e (with content s for a
+// Utf8). An entry that refers to an appended entry can only match an
+// appended one, so only those are scanned: the common case when adding a
+// Methodref to a new helper class.
+func (p *Pool) find(e entry, s string) (uint16, bool) {
+	if p.index != nil {
+		i, ok := p.index[keyOf(e, s)]
+		return i, ok
+	}
+	start := 1
+	if p.refsAppended(e) {
+		start = p.nOrig
+	} else {
+		p.fullScans++
+		if p.fullScans > maxFullScans {
+			p.buildIndex()
+			i, ok := p.index[keyOf(e, s)]
+			return i, ok
 		}
 	}
-	i, ok := p.index[keyOf(c)]
-	return i, ok
+	for i := start; i < len(p.entries); i++ {
+		x := &p.entries[i]
+		if x.tag != e.tag {
+			continue
+		}
+		if e.tag == TagUtf8 {
+			if int(x.bits&maxU2) == len(s) && string(p.utf8(i)) == s {
+				return uint16(i), true
+			}
+		} else if x.a == e.a && x.b == e.b && x.kind == e.kind && x.bits == e.bits {
+			return uint16(i), true
+		}
+	}
+	return 0, false
+}
+
+// refsAppended reports whether e refers to a constant appended after
+// parsing (parsed entries cannot).
+func (p *Pool) refsAppended(e entry) bool {
+	n := uint16(p.nOrig)
+	switch e.tag {
+	case TagClass, TagString, TagMethodType, TagModule, TagPackage, TagMethodHandle:
+		return e.a >= n
+	case TagFieldref, TagMethodref, TagInterfaceMethodref, TagNameAndType:
+		return e.a >= n || e.b >= n
+	case TagDynamic, TagInvokeDynamic: // a is a bootstrap method index
+		return e.b >= n
+	}
+	return false
+}
+
+func (p *Pool) buildIndex() {
+	p.index = make(map[constKey]uint16, len(p.entries)+16)
+	for i := len(p.entries) - 1; i >= 1; i-- { // first occurrence wins
+		e := p.entries[i]
+		if e.tag == TagUtf8 {
+			p.index[keyOf(e, string(p.utf8(i)))] = uint16(i)
+		} else if e.tag != TagNone {
+			p.index[keyOf(e, "")] = uint16(i)
+		}
+	}
 }
 
 // AddUTF8 looks up or appends a Utf8 entry holding s (already in modified
 // UTF-8; plain ASCII, the usual case for names, is the same in both).
-func (p *Pool) AddUTF8(s string) (uint16, error) {
-	return p.Add(Constant{Tag: TagUtf8, Utf8: []byte(s)})
-}
+func (p *Pool) AddUTF8(s string) (uint16, error) { return p.add(entry{tag: TagUtf8}, s) }
 
 func (p *Pool) addNamed(t Tag, s string) (uint16, error) {
 	n, err := p.AddUTF8(s)
@@ -357,6 +398,13 @@ func (p *Pool) AddDouble(v float64) (uint16, error) {
 	return p.Add(Constant{Tag: TagDouble, Bits: math.Float64bits(v)})
 }
 
+// appendRoom: spare entries allocated with a parsed pool, enough for what
+// an instrumenter typically appends without growing the slice.
+const appendRoom = 32
+
+// extraRoom: initial capacity for the bytes of appended Utf8 entries.
+const extraRoom = 256
+
 // parsePool reads constant_pool_count and the entries. r is positioned at
 // the count.
 func parsePool(r *reader) *Pool {
@@ -369,41 +417,61 @@ func parsePool(r *reader) *Pool {
 		return nil
 	}
 	start := r.off
-	p := &Pool{entries: make([]entry, count, count+16), nOrig: count}
+	p := &Pool{entries: make([]entry, count, count+appendRoom), nOrig: count}
+	// Hot loop: one bounds check per entry, then direct reads.
+	b, off := r.b, r.off
 	for i := 1; i < count; i++ {
 		e := &p.entries[i]
-		at := r.pos()
-		e.tag = Tag(r.u1("constant tag"))
-		switch e.tag {
-		case TagUtf8:
-			n := int(r.u2("Utf8 length"))
-			if r.need(n, "Utf8 bytes") {
-				e.bits = uint64(r.off-start)<<utf8LenBits | uint64(n)
-				r.off += n
-			}
-		case TagInteger, TagFloat:
-			e.bits = uint64(r.u4("constant value"))
-		case TagLong, TagDouble:
-			e.bits = r.u8("constant value")
-			i++ // takes two slots
-			if i >= count {
-				r.failAt(at, ErrBadConstant, "Long or Double in the last slot")
-			}
-		case TagClass, TagString, TagMethodType, TagModule, TagPackage:
-			e.a = r.u2("constant index")
-		case TagFieldref, TagMethodref, TagInterfaceMethodref, TagNameAndType, TagDynamic, TagInvokeDynamic:
-			e.a = r.u2("constant index")
-			e.b = r.u2("constant index")
-		case TagMethodHandle:
-			e.kind = RefKind(r.u1("reference_kind"))
-			e.a = r.u2("reference_index")
-		default:
-			r.failAt(at, ErrBadConstant, "constant "+strconv.Itoa(i)+" has "+e.tag.String())
-		}
-		if r.err != nil {
+		if off >= len(b) {
+			r.off = off
+			r.fail(ErrTruncated, "constant tag")
 			return nil
 		}
+		e.tag = Tag(b[off])
+		size := 0
+		if int(e.tag) < len(entrySize) {
+			size = entrySize[e.tag]
+		}
+		if size == 0 {
+			r.failAt(r.base+off, ErrBadConstant, "constant "+strconv.Itoa(i)+" has "+e.tag.String())
+			return nil
+		}
+		if len(b)-off < size {
+			r.off = off + 1
+			r.fail(ErrTruncated, "constant "+strconv.Itoa(i))
+			return nil
+		}
+		switch e.tag {
+		case TagUtf8:
+			n := int(b[off+1])<<8 | int(b[off+2])
+			if len(b)-off-size < n {
+				r.off = off + size
+				r.fail(ErrTruncated, "Utf8 bytes")
+				return nil
+			}
+			e.bits = uint64(off+size-start)<<utf8LenBits | uint64(n)
+			size += n
+		case TagInteger, TagFloat:
+			e.bits = uint64(binary.BigEndian.Uint32(b[off+1:]))
+		case TagLong, TagDouble:
+			e.bits = binary.BigEndian.Uint64(b[off+1:])
+			i++ // takes two slots
+			if i >= count {
+				r.failAt(r.base+off, ErrBadConstant, "Long or Double in the last slot")
+				return nil
+			}
+		case TagMethodHandle:
+			e.kind = RefKind(b[off+1])
+			e.a = binary.BigEndian.Uint16(b[off+2:])
+		default: // one or two u2 indexes
+			e.a = binary.BigEndian.Uint16(b[off+1:])
+			if size == 5 {
+				e.b = binary.BigEndian.Uint16(b[off+3:])
+			}
+		}
+		off += size
 	}
+	r.off = off
 	p.raw = r.b[start:r.off:r.off]
 	if i, what := p.check(); i != 0 {
 		r.failAt(r.base+start+p.entryOffset(i), ErrBadConstant, "constant "+strconv.Itoa(i)+": "+what)

@@ -41,9 +41,11 @@ func (r *reader) need(n int, what string) bool {
 
 func (r *reader) remaining() int { return len(r.b) - r.off }
 
+// u1, u2, u4 and u8 read big-endian values. At the end of input, or after
+// an error, they record ErrTruncated (keeping the first error) and return 0.
 func (r *reader) u1(what string) uint8 {
-	if !r.need(1, what) {
-		return 0
+	if r.err != nil || r.off >= len(r.b) {
+		return uint8(r.short(1, what))
 	}
 	v := r.b[r.off]
 	r.off++
@@ -51,8 +53,8 @@ func (r *reader) u1(what string) uint8 {
 }
 
 func (r *reader) u2(what string) uint16 {
-	if !r.need(2, what) {
-		return 0
+	if r.err != nil || len(r.b)-r.off < 2 {
+		return uint16(r.short(2, what))
 	}
 	v := binary.BigEndian.Uint16(r.b[r.off:])
 	r.off += 2
@@ -60,8 +62,8 @@ func (r *reader) u2(what string) uint16 {
 }
 
 func (r *reader) u4(what string) uint32 {
-	if !r.need(4, what) {
-		return 0
+	if r.err != nil || len(r.b)-r.off < 4 {
+		return uint32(r.short(4, what))
 	}
 	v := binary.BigEndian.Uint32(r.b[r.off:])
 	r.off += 4
@@ -69,12 +71,20 @@ func (r *reader) u4(what string) uint32 {
 }
 
 func (r *reader) u8(what string) uint64 {
-	if !r.need(8, what) {
-		return 0
+	if r.err != nil || len(r.b)-r.off < 8 {
+		return r.short(8, what)
 	}
 	v := binary.BigEndian.Uint64(r.b[r.off:])
 	r.off += 8
 	return v
+}
+
+// short records that n bytes were wanted and returns 0.
+//
+//go:noinline
+func (r *reader) short(n int, what string) uint64 {
+	r.need(n, what)
+	return 0
 }
 
 // bytes returns the next n bytes, aliasing the input.

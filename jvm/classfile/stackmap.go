@@ -101,13 +101,13 @@ func (v VType) size() int {
 // decodeFrames decodes the body of a StackMapTable. All verification types
 // share one backing array (each takes at least one byte, so the input
 // length bounds their number).
-func decodeFrames(r *reader, p *Pool) []Frame {
+func decodeFrames(r *reader, p *Pool, arena *CodeArena) []Frame {
 	n := int(r.u2("number_of_entries"))
 	if !r.need(n, "stack map frames") {
 		return nil
 	}
-	frames := make([]Frame, n)
-	vts := make([]VType, 0, r.remaining())
+	frames := alloc(arena.frameSlab(), n)
+	vts := alloc(arena.vtypeSlab(), r.remaining())[:0]
 	off := -1
 	for i := range frames {
 		f := &frames[i]

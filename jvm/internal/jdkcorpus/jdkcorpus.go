@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // ErrNoJDK: java or jimage is not installed, or the JDK has no lib/modules.
@@ -103,10 +104,11 @@ func extract() (string, error) {
 	if _, err := os.Stat(dir); err == nil {
 		return dir, nil
 	}
+	removeStalePartials()
 	// Extract next to the final name and rename: the rename is atomic, so
 	// a directory under the final name is always complete, and concurrent
 	// test processes at worst extract twice.
-	tmp, err := os.MkdirTemp(os.TempDir(), "tadpole-jdkcorpus-partial-")
+	tmp, err := os.MkdirTemp(os.TempDir(), partialPrefix)
 	if err != nil {
 		return "", fmt.Errorf("jdkcorpus: %w", err)
 	}
@@ -122,6 +124,23 @@ func extract() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+const partialPrefix = "tadpole-jdkcorpus-partial-"
+
+// staleAfter: a partial extraction older than this was interrupted (a
+// full extraction takes seconds).
+const staleAfter = time.Hour
+
+// removeStalePartials deletes extractions left behind by killed test
+// processes.
+func removeStalePartials() {
+	old, _ := filepath.Glob(filepath.Join(os.TempDir(), partialPrefix+"*"))
+	for _, dir := range old {
+		if st, err := os.Stat(dir); err == nil && time.Since(st.ModTime()) > staleAfter {
+			os.RemoveAll(dir)
+		}
+	}
 }
 
 // Walk calls fn with the path and bytes of every class file, in order,
