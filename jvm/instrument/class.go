@@ -80,6 +80,7 @@ func (x *Instrumenter) instrumentParsed(c *classfile.Class) ([]byte, *ClassResul
 		return nil, res, nil
 	}
 	x.refs = probeRefs{}
+	x.codes.Reset() // the previous class was written: its codes are free
 	pool := classPool{c.Pool}
 	changed := false
 	for i := range c.Methods {
@@ -110,7 +111,7 @@ func (x *Instrumenter) instrumentParsed(c *classfile.Class) ([]byte, *ClassResul
 }
 
 func (x *Instrumenter) instrumentMember(c *classfile.Class, m *classfile.Member, name, desc string, id int32, pool classPool) error {
-	cc, err := m.Code(c.Pool)
+	cc, err := x.codes.Code(c.Pool, m)
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func (x *Instrumenter) instrumentMember(c *classfile.Class, m *classfile.Member,
 	if err != nil {
 		return err
 	}
-	return m.SetCode(c.Pool, nc)
+	return x.codes.SetCode(c.Pool, m, nc)
 }
 
 // fromClassfile returns the instrumenter's view of a decoded Code attribute;

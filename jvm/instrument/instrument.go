@@ -19,7 +19,8 @@ type Instrumenter struct {
 	targets []int
 	chunks  []Chunk
 	layout  Layout
-	arena   []byte // probe chunks of the current method
+	codes   classfile.CodeArena // decoded and re-encoded Code attributes of the current class
+	arena   []byte              // probe chunks of the current method
 }
 
 // New returns an Instrumenter for cfg; nil means DefaultConfig().
