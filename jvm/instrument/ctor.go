@@ -157,6 +157,9 @@ func superCall(code []byte, insns []Insn, handlers []Handler, pool Pool) (int, e
 					return 0, codeErr(in.Off, ErrCtorFlow, "stack underflow")
 				}
 				if stack[len(stack)-args] {
+					if i+1 == len(insns) {
+						return 0, codeErr(in.Off, ErrCtorFlow, "code ends at super()")
+					}
 					return i + 1, nil
 				}
 			}

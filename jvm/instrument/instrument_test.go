@@ -361,3 +361,13 @@ func TestTrampoline(t *testing.T) {
 		}
 	}
 }
+
+func TestConstructorEndsAtSuper(t *testing.T) {
+	p := newFakePool()
+	p.members[6] = [2]string{"<init>", "()V"}
+	code := (&asm{}).op(byte(OpAload0), byte(OpInvokespecial)).u2(6).b
+	m := &Method{Class: "a/B", Name: "<init>", Desc: "()V", Code: &Code{MaxStack: 1, MaxLocals: 1, Bytecode: code}}
+	if _, err := newTestInstrumenter(t).InstrumentCode(m, 1, 49, p); !errors.Is(err, ErrCtorFlow) {
+		t.Errorf("got %v; want ErrCtorFlow", err)
+	}
+}
