@@ -106,61 +106,92 @@ func init() {
 
 // superCall finds, in a constructor, the invokespecial <init> that
 // initializes this (the super() or this() call) by simulating the operand
-// stack from offset 0. The code before it must be straight-line: no branch,
-// switch, return, athrow or jsr, and no exception handler may cover it.
-// It returns the index of the instruction after the call.
-func superCall(code []byte, insns []Insn, handlers []Handler, pool Pool) (int, error) {
-	// stack holds one entry per slot: true for uninitializedThis.
-	stack := make([]bool, 0, 16)
-	thisInLocal0 := true
-	for i, in := range insns {
-		op := in.Op
-		if op.isBranch16() || op == OpGotoW || op == OpJsrW || op.endsBlock() {
-			return 0, codeErr(in.Off, ErrCtorFlow, "%v before super()", op)
+// stack from offset 0 along every path, as far as that call. Every path must
+// reach the same call or end in athrow, with the same stack at each join; no
+// return, jsr or ret, and no exception handler may cover that code. It
+// returns the index of the instruction after the call, and which
+// instructions run before it.
+func superCall(code []byte, insns []Insn, idx []int32, handlers []Handler, pool Pool) (int, []bool, error) {
+	type state struct {
+		stack []bool // one entry per slot: true for uninitializedThis
+		this0 bool   // local 0 still holds uninitializedThis
+	}
+	states := make([]*state, len(insns))
+	states[0] = &state{this0: true}
+	work := []int{0}
+	super := -1
+	var targets []int
+	merge := func(j int, st *state) error {
+		if o := states[j]; o != nil {
+			if o.this0 != st.this0 || len(o.stack) != len(st.stack) {
+				return codeErr(insns[j].Off, ErrCtorFlow, "paths before super() disagree")
+			}
+			for k := range o.stack {
+				if o.stack[k] != st.stack[k] {
+					return codeErr(insns[j].Off, ErrCtorFlow, "paths before super() disagree")
+				}
+			}
+			return nil
 		}
+		states[j] = &state{stack: append([]bool(nil), st.stack...), this0: st.this0}
+		work = append(work, j)
+		return nil
+	}
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		in := insns[i]
+		st := &state{stack: append([]bool(nil), states[i].stack...), this0: states[i].this0}
 		for _, h := range handlers {
 			if int(h.StartPC) <= in.Off && in.Off < int(h.EndPC) {
-				return 0, codeErr(in.Off, ErrCtorFlow, "handler covers code before super()")
+				return 0, nil, codeErr(in.Off, ErrCtorFlow, "handler covers code before super()")
 			}
 		}
+		op := in.Op
 		pop, push := int(stackPop[op]), int(stackPush[op])
+		fallsThrough := true
+		targets = targets[:0]
 		switch {
 		case op == OpAload0 || op == OpAload && localOperand(code, in) == 0:
-			stack = append(stack, thisInLocal0)
-			continue
+			pop, push = 0, 0
+			st.stack = append(st.stack, st.this0)
 		case op == OpAstore0 || op == OpAstore && localOperand(code, in) == 0:
-			thisInLocal0 = false
+			st.this0 = false
 		case op >= OpGetstatic && op <= OpPutfield:
 			_, desc, err := pool.Member(uint16(u16(code[in.Off+1:])))
 			if err != nil {
-				return 0, codeErr(in.Off, ErrBadPoolRef, "%v", err)
+				return 0, nil, codeErr(in.Off, ErrBadPoolRef, "%v", err)
 			}
 			n := fieldSlots(desc)
 			if n < 0 {
-				return 0, codeErr(in.Off, ErrBadPoolRef, "field descriptor %q", desc)
+				return 0, nil, codeErr(in.Off, ErrBadPoolRef, "field descriptor %q", desc)
 			}
 			pop, push = [4]int{0, n, 1, 1 + n}[op-OpGetstatic], [4]int{n, 0, n, 0}[op-OpGetstatic]
 		case op >= OpInvokevirtual && op <= OpInvokedynamic:
 			name, desc, err := pool.Member(uint16(u16(code[in.Off+1:])))
 			if err != nil {
-				return 0, codeErr(in.Off, ErrBadPoolRef, "%v", err)
+				return 0, nil, codeErr(in.Off, ErrBadPoolRef, "%v", err)
 			}
 			args, ret, ok := methodSlots(desc)
 			if !ok {
-				return 0, codeErr(in.Off, ErrBadPoolRef, "method descriptor %q", desc)
+				return 0, nil, codeErr(in.Off, ErrBadPoolRef, "method descriptor %q", desc)
 			}
 			if op != OpInvokestatic && op != OpInvokedynamic {
 				args++
 			}
 			if op == OpInvokespecial && name == "<init>" {
-				if len(stack) < args {
-					return 0, codeErr(in.Off, ErrCtorFlow, "stack underflow")
+				if len(st.stack) < args {
+					return 0, nil, codeErr(in.Off, ErrCtorFlow, "stack underflow")
 				}
-				if stack[len(stack)-args] {
-					if i+1 == len(insns) {
-						return 0, codeErr(in.Off, ErrCtorFlow, "code ends at super()")
+				if st.stack[len(st.stack)-args] {
+					if super >= 0 && super != i {
+						return 0, nil, codeErr(in.Off, ErrCtorFlow, "several super() calls")
 					}
-					return i + 1, nil
+					if i+1 == len(insns) {
+						return 0, nil, codeErr(in.Off, ErrCtorFlow, "code ends at super()")
+					}
+					super = i
+					continue // this path is done
 				}
 			}
 			pop, push = args, ret
@@ -168,23 +199,55 @@ func superCall(code []byte, insns []Insn, handlers []Handler, pool Pool) (int, e
 			pop, push = int(code[in.Off+3]), 1
 		case op >= OpDup && op <= OpSwap:
 			var err error
-			if stack, err = dupOp(stack, op); err != nil {
-				return 0, codeErr(in.Off, err, "%v", op)
+			if st.stack, err = dupOp(st.stack, op); err != nil {
+				return 0, nil, codeErr(in.Off, err, "%v", op)
 			}
-			continue
+			pop, push = 0, 0
+		case op.isCond():
+			pop, push = 1, 0
+			if op >= OpIfeq+6 && op <= OpIfAcmpne { // if_icmp*, if_acmp*
+				pop = 2
+			}
+			targets = Targets(code, in, targets)
+		case op == OpGoto || op == OpGotoW:
+			pop, push, fallsThrough = 0, 0, false
+			targets = Targets(code, in, targets)
+		case op == OpTableswitch || op == OpLookupswitch:
+			pop, push, fallsThrough = 1, 0, false
+			targets = Targets(code, in, targets)
+		case op == OpAthrow:
+			continue // the exception leaves before any probe ran
 		}
-		if pop < 0 || push < 0 {
-			return 0, codeErr(in.Off, ErrCtorFlow, "%v before super()", op)
+		if pop < 0 || push < 0 || in.Wide && op == OpRet {
+			return 0, nil, codeErr(in.Off, ErrCtorFlow, "%v before super()", op)
 		}
-		if len(stack) < pop {
-			return 0, codeErr(in.Off, ErrCtorFlow, "stack underflow")
+		if len(st.stack) < pop {
+			return 0, nil, codeErr(in.Off, ErrCtorFlow, "stack underflow")
 		}
-		stack = stack[:len(stack)-pop]
+		st.stack = st.stack[:len(st.stack)-pop]
 		for ; push > 0; push-- {
-			stack = append(stack, false)
+			st.stack = append(st.stack, false)
+		}
+		if fallsThrough {
+			if i+1 >= len(insns) {
+				return 0, nil, codeErr(in.Off, ErrCtorFlow, "code ends before super()")
+			}
+			targets = append(targets, in.Off+in.Len)
+		}
+		for _, t := range targets {
+			if err := merge(int(idx[t]), st); err != nil {
+				return 0, nil, err
+			}
 		}
 	}
-	return 0, codeErr(len(code), ErrCtorFlow, "no super() call")
+	if super < 0 {
+		return 0, nil, codeErr(len(code), ErrCtorFlow, "no super() call")
+	}
+	pre := make([]bool, len(insns))
+	for i, s := range states {
+		pre[i] = s != nil
+	}
+	return super + 1, pre, nil
 }
 
 // localOperand returns the local-variable index operand of a load or store.

@@ -93,8 +93,9 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		return nil, codeErr(0, ErrNoStackMap, "")
 	}
 	entry := 0
+	var preSuper []bool                                      // constructors: instructions that run before super()
 	if m.Name == "<init>" && m.Class != "java/lang/Object" { // Object() has no super()
-		if entry, err = superCall(code, insns, c.Handlers, pool); err != nil {
+		if entry, preSuper, err = superCall(code, insns, idx, c.Handlers, pool); err != nil {
 			return nil, err
 		}
 	}
@@ -124,6 +125,9 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		case in.Op.IsReturn():
 			ref = x.refs.exit
 		case in.Op == OpAthrow:
+			if preSuper != nil && preSuper[i] {
+				continue // before the entry probe: no event for this frame yet
+			}
 			ref = x.refs.thrown
 		default:
 			continue

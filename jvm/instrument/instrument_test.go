@@ -159,7 +159,7 @@ func TestInstrumentConstructor(t *testing.T) {
 		t.Errorf("catch-all %+v", h)
 	}
 
-	// Branch before super(): left alone.
+	// A conditional argument to super(): both paths reach the one call.
 	b := &asm{}
 	b.op(byte(OpAload0), 0x1b)        // aload_0 iload_1
 	b.op(byte(OpIfeq)).u2(7)          // ifeq +7
@@ -170,8 +170,42 @@ func TestInstrumentConstructor(t *testing.T) {
 	b.op(byte(OpReturn))
 	m.Code = &Code{MaxStack: 3, MaxLocals: 2, Bytecode: b.b, HasFrames: true,
 		Frames: []Frame{{Offset: 9, Kind: classfile.FrameSameLocals1, Stack: []VType{{Tag: classfile.VUninitializedThis}}}, {Offset: 10, Kind: classfile.FrameFull}}}
-	if _, err := x.InstrumentCode(m, 1, 61, p); !errors.Is(err, ErrCtorFlow) {
-		t.Errorf("branch before super: %v", err)
+	out, err = x.InstrumentCode(m, 1, 61, p)
+	if err != nil {
+		t.Fatalf("branch before super: %v", err)
+	}
+	checkCode(t, out)
+	if !bytes.Equal(out.Bytecode[:13], b.b[:13]) || !bytes.Equal(out.Bytecode[13:13+len(entry)], entry) {
+		t.Errorf("entry not after super(): %x", out.Bytecode)
+	}
+	if h := out.Handlers[len(out.Handlers)-1]; int(h.StartPC) != 13+len(entry) {
+		t.Errorf("catch-all %+v", h)
+	}
+	// Paths with different stacks at the call, a return before super(), a
+	// throw on one path (allowed: no probe has run), several super() calls.
+	for _, tc := range []struct {
+		name string
+		code []byte
+		ok   bool
+	}{
+		{"stacks differ", (&asm{}).op(byte(OpAload0), 0x1b).op(byte(OpIfeq)).u2(4).op(opAconstNull).op(byte(OpInvokespecial)).u2(6).op(byte(OpReturn)).b, false},
+		{"return first", (&asm{}).op(0x1b).op(byte(OpIfeq)).u2(4).op(byte(OpReturn)).op(byte(OpAload0)).op(byte(OpInvokespecial)).u2(6).op(byte(OpReturn)).b, false},
+		{"throw first", (&asm{}).op(0x1b).op(byte(OpIfeq)).u2(5).op(opAconstNull, byte(OpAthrow)).op(byte(OpAload0)).op(byte(OpInvokespecial)).u2(6).op(byte(OpReturn)).b, true},
+		{"two calls", (&asm{}).op(byte(OpAload0), 0x1b).op(byte(OpIfeq)).u2(6).op(byte(OpInvokespecial)).u2(6).op(byte(OpReturn)).op(byte(OpInvokespecial)).u2(6).op(byte(OpReturn)).b, false},
+	} {
+		m.Code = &Code{MaxStack: 3, MaxLocals: 2, Bytecode: tc.code}
+		out, err := x.InstrumentCode(m, 1, 49, p)
+		if tc.ok != (err == nil) || !tc.ok && !errors.Is(err, ErrCtorFlow) {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if tc.ok {
+			checkCode(t, out)
+			thrown, _ := p.Methodref("io/tadpole/Probe", "thrown", ThrownDesc)
+			if bytes.Contains(out.Bytecode, []byte{byte(OpInvokestatic), byte(thrown >> 8), byte(thrown)}) {
+				t.Errorf("%s: thrown probe before super(): %x", tc.name, out.Bytecode)
+			}
+		}
 	}
 	// No super() call at all.
 	m.Code = &Code{MaxStack: 1, Bytecode: []byte{byte(OpAload0), byte(OpPop), byte(OpReturn)}}

@@ -140,7 +140,7 @@ class Derived extends Base {
     }
 
     Derived(int a, int b) {
-        super(a > b ? a : b); // branch before super(): left alone
+        super(a > b ? a : b); // a branch before super()
         name = "max";
     }
 
