@@ -40,8 +40,11 @@
 // code both before and after that call, and an entry without a matching
 // bubble would unbalance the trace when super() throws. Exceptions thrown
 // while evaluating super()'s arguments are therefore not seen by that
-// constructor's probes. A constructor whose code before the call is not
-// straight-line is left alone with ErrCtorFlow.
+// constructor's probes (a throw on a path before the call gets no thrown
+// probe either). The paths before the call may branch, but must all reach
+// the same call with the same stack, or end in athrow; otherwise, or when an
+// exception handler covers that code, the constructor is left alone with
+// ErrCtorFlow.
 //
 // # Frames
 //

@@ -25,9 +25,10 @@ var (
 	// ErrBranchOverflow: a conditional branch must be widened where the
 	// StackMapTable has no frame for the new fall-through point.
 	ErrBranchOverflow = errors.New("instrument: branch overflow needs a new stack map frame")
-	// ErrCtorFlow: a constructor has no single straight-line path to its
-	// super() or this() call.
-	ErrCtorFlow = errors.New("instrument: constructor flow before super() not straight-line")
+	// ErrCtorFlow: the paths of a constructor before its super() or this()
+	// call do not all reach one call with the same stack, or a handler
+	// covers them.
+	ErrCtorFlow = errors.New("instrument: constructor flow before super() not supported")
 	// ErrNoStackMap: class version >= 50 with branches but no StackMapTable
 	// (JDK-8228604 retransform input): no frame can be added for the handler.
 	ErrNoStackMap = errors.New("instrument: StackMapTable missing")
