@@ -1,0 +1,88 @@
+package instrument
+
+import (
+	"errors"
+	"strings"
+)
+
+// Probe method descriptors. The helper takes only ints, so probes leave the
+// operand stack as they found it (a return value or the thrown exception
+// stays under the probe's arguments).
+const (
+	EnterDesc  = "(I)V"  // enter(int id)
+	ExitDesc   = "(II)V" // exit(int id, int line)
+	ThrownDesc = "(II)V" // thrown(int id, int line), before athrow
+	BubbleDesc = "(I)V"  // bubble(int id), in the catch-all handler
+)
+
+// NoLine is the line passed to exit and thrown when the method has no
+// LineNumberTable.
+const NoLine = 0xFFFF
+
+// Config says which methods are instrumented and which helper the probes call.
+type Config struct {
+	// Helper is the internal name of the class whose public static methods
+	// the probes call. Default "io/tadpole/Probe".
+	Helper string
+	// Enter, Exit, Thrown and Bubble name the helper's probe methods, with
+	// descriptors EnterDesc, ExitDesc, ThrownDesc and BubbleDesc.
+	// Defaults "enter", "exit", "thrown", "bubble".
+	Enter, Exit, Thrown, Bubble string
+	// Exclude lists internal class-name prefixes left alone ("java/lang/invoke/").
+	// The helper and its nested classes are always left alone.
+	Exclude []string
+	// Bridges instruments ACC_BRIDGE methods too (default false: a bridge
+	// only forwards, so the real method would be counted twice).
+	Bridges bool
+	// MethodID returns the id of a method, or ok false to leave it alone.
+	// Nil instruments every method with ids 0, 1, 2… per Instrumenter.
+	MethodID func(class, name, desc string) (id int32, ok bool)
+}
+
+// DefaultExclude is the exclusion list of DefaultConfig: classes the helper
+// uses on its probe path, and classes that break when transformed
+// (WeakPairMap: ClassCircularityError under -Xverify:all).
+var DefaultExclude = []string{
+	"java/lang/Object", "java/lang/Thread", "java/lang/ThreadLocal", "java/lang/String",
+	"java/lang/Class", "jdk/internal/misc/Unsafe", "java/lang/invoke/",
+	"java/lang/WeakPairMap", "java/lang/CharacterData",
+}
+
+// DefaultConfig returns the default configuration.
+func DefaultConfig() Config {
+	return Config{
+		Helper: "io/tadpole/Probe",
+		Enter:  "enter", Exit: "exit", Thrown: "thrown", Bubble: "bubble",
+		Exclude: append([]string(nil), DefaultExclude...),
+	}
+}
+
+// ErrConfig is returned by Verify for an unusable configuration.
+var ErrConfig = errors.New("instrument: invalid config")
+
+// Verify checks the configuration.
+func (c *Config) Verify() error {
+	if c.Helper == "" || strings.ContainsAny(c.Helper, ".;[") {
+		return errors.Join(ErrConfig, errors.New("instrument: helper must be an internal class name"))
+	}
+	for _, n := range []string{c.Enter, c.Exit, c.Thrown, c.Bubble} {
+		if n == "" || strings.ContainsAny(n, ".;[/<>") {
+			return errors.Join(ErrConfig, errors.New("instrument: bad probe method name "+n))
+		}
+	}
+	return nil
+}
+
+// Excluded reports whether class is left alone: the helper, its nested
+// classes, or a class matching an Exclude prefix.
+func (c *Config) Excluded(class string) bool {
+	if class == c.Helper || strings.HasPrefix(class, c.Helper+"$") {
+		return true
+	}
+	for _, p := range c.Exclude {
+		if strings.HasPrefix(class, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,103 @@
+package tadpole.test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Probe helper for the instrumenter's end-to-end test. Every thread keeps a
+ * stack of method ids: enter pushes, exit and bubble pop and must pop the same
+ * id. At VM exit a shutdown hook prints one line per thread and a verdict on
+ * stderr: no mismatch, and entries = exits + bubbles + the frames still live
+ * (listed as live=id,id…: those of a thread that called System.exit).
+ */
+public final class Probe {
+    static final class State {
+        final String thread;
+        int[] stack = new int[64];
+        int depth;
+        long enters, exits, bubbles, throwns, mismatches;
+        String firstMismatch;
+
+        State(String thread) { this.thread = thread; }
+
+        void push(int id) {
+            if (depth == stack.length) {
+                int[] s = new int[depth * 2];
+                System.arraycopy(stack, 0, s, 0, depth);
+                stack = s;
+            }
+            stack[depth++] = id;
+        }
+
+        void pop(int id, String what) {
+            if (depth == 0 || stack[depth - 1] != id) {
+                mismatches++;
+                if (firstMismatch == null) {
+                    firstMismatch = what + " id " + id + " top " + (depth == 0 ? "none" : "" + stack[depth - 1]);
+                }
+                return;
+            }
+            depth--;
+        }
+    }
+
+    private static final List<State> ALL = new ArrayList<>();
+    private static final ThreadLocal<State> STATE = new ThreadLocal<>();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(Probe::report));
+    }
+
+    private static State state() {
+        State s = STATE.get();
+        if (s == null) {
+            s = new State(Thread.currentThread().getName());
+            STATE.set(s);
+            synchronized (ALL) {
+                ALL.add(s);
+            }
+        }
+        return s;
+    }
+
+    public static void enter(int id) {
+        State s = state();
+        s.enters++;
+        s.push(id);
+    }
+
+    public static void exit(int id, int line) {
+        State s = state();
+        s.exits++;
+        s.pop(id, "exit");
+    }
+
+    public static void thrown(int id, int line) {
+        state().throwns++;
+    }
+
+    public static void bubble(int id) {
+        State s = state();
+        s.bubbles++;
+        s.pop(id, "bubble");
+    }
+
+    private static void report() {
+        boolean ok = true;
+        long enters = 0;
+        synchronized (ALL) {
+            for (State s : ALL) {
+                boolean good = s.enters == s.exits + s.bubbles + s.depth && s.mismatches == 0;
+                StringBuilder live = new StringBuilder();
+                for (int i = 0; i < s.depth; i++) live.append(i == 0 ? "" : ",").append(s.stack[i]);
+                ok &= good;
+                enters += s.enters;
+                System.err.println("probe: thread=" + s.thread + " enters=" + s.enters + " exits=" + s.exits
+                        + " bubbles=" + s.bubbles + " thrown=" + s.throwns + " depth=" + s.depth + " live=" + live
+                        + " mismatches=" + s.mismatches + (s.firstMismatch == null ? "" : " first=" + s.firstMismatch)
+                        + (good ? "" : " BAD"));
+            }
+            System.err.println("probe: threads=" + ALL.size() + " enters=" + enters + (ok && enters > 0 ? " OK" : " FAIL"));
+        }
+    }
+}
