@@ -65,6 +65,7 @@ func hceRegister(t *testing.T, bin string, hb *hub.Hub, addr, agentAddr string) 
 		t.Fatal(err)
 	}
 	id := testpeers.AgentID(t, hb, cmd.Process.Pid)
+	awaitMode(t, run, bytefrog.ModeTracing) // registered may come before tracing
 	c, err := hce.NewClient(ctx, addr, nil)
 	if err != nil {
 		t.Fatal(err)

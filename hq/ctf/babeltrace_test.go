@@ -322,8 +322,7 @@ func batch(g *hqtest.Gen, tag string, threads ...uint16) []byte {
 			g.Entry(tid, m+1)
 			if round%7 == 0 {
 				g.Throw(tid, m+1, int32(round%2), uint16(40+round))
-				g.Bubble(tid, m+1, int32(round%2))
-				g.Exit(tid, m+1, bytefrog.NoLine)
+				g.Bubble(tid, m+1, int32(round%2)) // ends the call: m catches it
 			} else {
 				g.Exit(tid, m+1, uint16(12+round))
 			}

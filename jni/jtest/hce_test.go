@@ -41,6 +41,9 @@ func hceRegister(t *testing.T, e *Env, over string) {
 	}
 	pid := uint64(j.cmd.Process.Pid)
 	id := testpeers.AgentID(t, hb, j.cmd.Process.Pid)
+	if err := run.WaitMode(ctx, bytefrog.ModeTracing); err != nil {
+		t.Fatal(err)
+	}
 	c, err := hce.NewClient(ctx, addr, nil)
 	if err != nil {
 		t.Fatal(err)
