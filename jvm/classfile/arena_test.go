@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
 )
 
 // arenaRoundTrip decodes every Code of b with arena and without, checks

@@ -4,7 +4,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
 )
 
 // benchSampleSize classes spread over the JDK image; one benchmark

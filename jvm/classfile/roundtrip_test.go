@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
 )
 
 // roundTrip parses b, checks that writing it back gives b, that every

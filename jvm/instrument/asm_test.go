@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
 )
 
 // asmJars are Debian libasm-java 9.4's jars the checker needs.

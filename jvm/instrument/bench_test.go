@@ -3,7 +3,7 @@ package instrument
 import (
 	"testing"
 
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
 )
 
 // benchSample is the number of JDK classes the benchmarks rewrite per op.

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
 	"github.com/tadpole-trace/tadpole/jvm/classfile"
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
 )
 
 // typedReasons are the errors a method may legitimately be skipped with.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
 )
 
 // TestJavacVerifies instruments every class of the JDK's jdk.compiler module,

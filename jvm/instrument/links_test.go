@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
 	"github.com/tadpole-trace/tadpole/jvm/classfile"
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
 )
 
 // breakMaxStack sets max_stack to 1 in the first method that needs more

@@ -1,10 +1,12 @@
-package instrument
+package jvmrewrite
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tadpole-trace/tadpole/jvm/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/jvm/instrument"
 )
 
 // Rounds of the comparison: ASM's JIT warms up first.
@@ -33,7 +36,7 @@ func processCPU() time.Duration {
 
 // TestCompareASM rewrites the same sample of JDK classes with this package
 // and with ASM 9.4 doing the Bytefrog agent's transformation
-// (testdata/java/asmbench/AsmBench.java: ClassReader EXPAND_FRAMES →
+// (AsmBench.java: ClassReader EXPAND_FRAMES →
 // AdviceAdapter → ClassWriter COMPUTE_MAXS, in one warmed-up JVM), and prints
 // the median and best ns per class, wall and process CPU, with the ratio.
 func TestCompareASM(t *testing.T) {
@@ -43,10 +46,6 @@ func TestCompareASM(t *testing.T) {
 	jdkcorpus.Require(t)
 	javac, java := requireTool(t, "javac"), requireTool(t, "java")
 	asmCP := requireASM(t)
-	if _, err := os.Stat("/usr/share/java/asm-commons-9.4.jar"); err != nil {
-		t.Skip("asm-commons 9.4 not installed")
-	}
-	asmCP += string(os.PathListSeparator) + "/usr/share/java/asm-commons-9.4.jar"
 	sample, err := jdkcorpus.Sample(benchSample)
 	if err != nil {
 		t.Fatal(err)
@@ -70,11 +69,11 @@ func TestCompareASM(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	run(t, javac, "-cp", asmCP, "-d", dir, "testdata/java/asmbench/AsmBench.java")
+	run(t, javac, "-cp", asmCP, "-d", dir, "AsmBench.java")
 
-	cfg := DefaultConfig()
+	cfg := instrument.DefaultConfig()
 	cfg.Exclude = nil
-	x, err := New(&cfg)
+	x, err := instrument.New(&cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,4 +120,49 @@ func TestCompareASM(t *testing.T) {
 	t.Logf("%-22s %12.0f %12.0f %12.0f %10.1f", "ASM 9.4 AdviceAdapter", med(asmWall), best(asmWall), med(asmCPU), mb/(med(asmWall)/1e9))
 	t.Logf("ratio ASM/tadpole: median wall %.2fx, best wall %.2fx, median cpu %.2fx (>1: tadpole faster); %s",
 		med(asmWall)/med(goWall), best(asmWall)/best(goWall), med(asmCPU)/med(goCPU), strings.TrimSpace(out[strings.LastIndex(out, "failures"):]))
+}
+
+// benchSample is how many JDK classes the comparison rewrites.
+const benchSample = 2000
+
+// asmJars are the Debian libasm-java jars AsmBench needs.
+var asmJars = []string{"asm-9.4.jar", "asm-tree-9.4.jar", "asm-analysis-9.4.jar", "asm-util-9.4.jar", "asm-commons-9.4.jar"}
+
+func requireASM(t *testing.T) string {
+	t.Helper()
+	var cp []string
+	for _, j := range asmJars {
+		p := filepath.Join("/usr/share/java", j)
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("ASM 9.4 needed under CI=true (apt-get install libasm-java): %v", err)
+			}
+			t.Skipf("ASM 9.4 not installed: %v", err)
+		}
+		cp = append(cp, p)
+	}
+	return strings.Join(cp, string(os.PathListSeparator))
+}
+
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s needed under CI=true: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+	return p
+}
+
+func run(t *testing.T, name string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, o.String(), e.String())
+	}
+	return o.String(), e.String()
 }
