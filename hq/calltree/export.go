@@ -81,15 +81,17 @@ type timelineEvent struct {
 // the frames still open (a run not finished) at the thread's last time.
 func (t *Tree) timeline(th *thread, fn func(e timelineEvent)) {
 	var open []int32
-	for _, ev := range th.events {
-		e := timelineEvent{at: int32(uint32(ev >> 32)), frame: int32(uint32(ev) >> evFrameShift),
-			close: ev&evClose != 0, bubbled: ev&evBubbled != 0}
-		if e.close {
-			open = open[:len(open)-1]
-		} else {
-			open = append(open, e.frame)
+	for _, b := range th.events.blocks {
+		for _, ev := range b {
+			e := timelineEvent{at: int32(uint32(ev >> 32)), frame: int32(uint32(ev) >> evFrameShift),
+				close: ev&evClose != 0, bubbled: ev&evBubbled != 0}
+			if e.close {
+				open = open[:len(open)-1]
+			} else {
+				open = append(open, e.frame)
+			}
+			fn(e)
 		}
-		fn(e)
 	}
 	for i := len(open) - 1; i >= 0; i-- {
 		fn(timelineEvent{at: th.last, frame: open[i], close: true})
@@ -162,14 +164,14 @@ func (t *Tree) WriteSpeedscope(w io.Writer, opt *Options) error {
 	j.raw(`]},"profiles":[`)
 	first := true
 	for tid, th := range t.threads {
-		if th == nil || len(th.events) == 0 {
+		if th == nil || th.events.n == 0 {
 			continue
 		}
 		if !first {
 			j.raw(",")
 		}
 		first = false
-		start := int64(int32(uint32(th.events[0] >> 32)))
+		start := int64(int32(uint32(th.events.blocks[0][0] >> 32)))
 		j.raw(`{"type":"evented","name":`)
 		j.str(fmt.Sprintf("%s (thread %d)", t.ThreadName(uint16(tid)), tid))
 		j.raw(`,"unit":"milliseconds","startValue":`)
@@ -217,7 +219,7 @@ func (t *Tree) WriteChrome(w io.Writer, opt *Options) error {
 	j.str(t.title(opt))
 	j.raw("}}")
 	for tid, th := range t.threads {
-		if th == nil || len(th.events) == 0 {
+		if th == nil || th.events.n == 0 {
 			continue
 		}
 		j.raw(",\n")
@@ -235,7 +237,7 @@ func (t *Tree) WriteChrome(w io.Writer, opt *Options) error {
 		names[i] = string(b)
 	}
 	for tid, th := range t.threads {
-		if th == nil || len(th.events) == 0 {
+		if th == nil || th.events.n == 0 {
 			continue
 		}
 		t.timeline(th, func(e timelineEvent) {

@@ -18,6 +18,14 @@ import (
 // by an exception (thrown, then bubbled out). It returns the buffers and
 // the number of sequenced events.
 func timedTraffic(seed uint64, events, methods, threads int) ([][]byte, int) {
+	return timedGraphTraffic(seed, events, methods, threads, 0)
+}
+
+// timedGraphTraffic is timedTraffic where, with fanout > 0, each method
+// calls only fanout others (as a program's call graph does), so that the
+// call paths are few; with fanout 0 any method calls any, and nearly every
+// deep call is a new path.
+func timedGraphTraffic(seed uint64, events, methods, threads, fanout int) ([][]byte, int) {
 	g := hqtest.NewGen(bytefrog.FlavorBytefrog)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d))
 	stacks := make([][]int32, threads)
@@ -29,6 +37,12 @@ func timedTraffic(seed uint64, events, methods, threads int) ([][]byte, int) {
 		switch {
 		case len(st) == 0 || (len(st) < 10 && rng.IntN(2) == 0):
 			m := int32(rng.IntN(1 + rng.IntN(methods)))
+			if fanout > 0 && len(st) == 0 {
+				m %= 8 // a few entry points
+			}
+			if fanout > 0 && len(st) > 0 {
+				m = (st[len(st)-1]*7 + 1 + int32(rng.IntN(fanout))) % int32(methods)
+			}
 			g.Entry(uint16(tid), m)
 			stacks[tid] = append(st, m)
 		case rng.IntN(10) == 0:

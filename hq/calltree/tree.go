@@ -20,6 +20,24 @@ const (
 	maxFrames    = 1 << (32 - evFrameShift)
 )
 
+// eventLog holds a thread's timeline events, each at<<32 | frame<<2 |
+// bubbled<<1 | close, in blocks that are never copied as it grows.
+type eventLog struct {
+	blocks [][]uint64
+	n      int
+}
+
+const eventBlock = 8192
+
+func (l *eventLog) add(ev uint64) {
+	if k := len(l.blocks); k == 0 || len(l.blocks[k-1]) == eventBlock {
+		l.blocks = append(l.blocks, make([]uint64, 0, eventBlock))
+	}
+	k := len(l.blocks) - 1
+	l.blocks[k] = append(l.blocks[k], ev)
+	l.n++
+}
+
 // noNode marks a frame placed in no node (the path cap was reached).
 const noNode = -1
 
@@ -35,6 +53,7 @@ type node struct {
 	parent  int32
 	child   int32 // first callee, or 0
 	next    int32 // next sibling, or 0
+	hot     int32 // the callee found last, or 0
 	calls   int64
 	total   int64 // ms
 	self    int64 // ms
@@ -58,7 +77,7 @@ type thread struct {
 	deep   int   // calls entered beyond MaxDepth, still open
 	last   int32 // last timestamp (monotonic)
 	seen   bool
-	events []uint64 // timeline: at<<32 | frame<<2 | bubbled<<1 | close
+	events eventLog // timeline
 }
 
 // MethodStats are the counters of one method over all its call paths.
@@ -225,8 +244,12 @@ func (t *Tree) method(id int32) *MethodStats {
 // child returns the node of method called from parent, creating it; noNode
 // when the tree is full.
 func (t *Tree) child(parent, method int32) int32 {
+	if h := t.nodes[parent].hot; h != 0 && t.nodes[h].method == method {
+		return h
+	}
 	key := uint64(uint32(parent))<<32 | uint64(uint32(method))
 	if n, ok := t.edges[key]; ok {
+		t.nodes[parent].hot = n
 		return n
 	}
 	if len(t.nodes) >= t.cfg.MaxPaths {
@@ -236,6 +259,7 @@ func (t *Tree) child(parent, method int32) int32 {
 	p := &t.nodes[parent]
 	t.nodes = append(t.nodes, node{method: method, parent: parent, next: p.child})
 	t.nodes[parent].child = n
+	t.nodes[parent].hot = n
 	t.edges[key] = n
 	return n
 }
@@ -267,7 +291,7 @@ func (t *Tree) entry(tid uint16, method int32, rel int32) {
 	if t.cfg.MaxTimeline > 0 && t.reserved+2 <= t.cfg.MaxTimeline && t.hasFrame(method) {
 		t.reserved += 2
 		f.logged = true
-		th.events = append(th.events, uint64(uint32(at))<<32|uint64(t.frame(method))<<evFrameShift)
+		th.events.add(uint64(uint32(at))<<32 | uint64(t.frame(method))<<evFrameShift)
 	} else {
 		t.st.UntimedCalls++
 	}
@@ -338,7 +362,7 @@ func (t *Tree) pop(th *thread, at int32, bubbled bool) {
 		if bubbled {
 			ev |= evBubbled
 		}
-		th.events = append(th.events, ev)
+		th.events.add(ev)
 	}
 	th.stack = th.stack[:n-1]
 	if n > 1 {
