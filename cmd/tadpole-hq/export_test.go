@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -163,5 +164,86 @@ func readJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(readFile(t, path)), v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestExportExample traces examples/go under tadpole-hq -exec and exports
+// its trace file: the example's methods show in every format, with HQ's
+// call counts.
+func TestExportExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs examples/go")
+	}
+	dir := t.TempDir()
+	example := filepath.Join(dir, "example")
+	if out, err := exec.Command("go", "build", "-o", example, "../../examples/go").CombinedOutput(); err != nil {
+		t.Fatalf("go build examples/go: %v\n%s", err, out)
+	}
+	traces := filepath.Join(dir, "traces")
+	if err := os.Mkdir(traces, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := hqRun(t, "-dir", traces, "-exec", example, "-orders", "3000", "-workers", "3")
+	if code != 0 {
+		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(traces, "*"+hq.TraceExt+"*"))
+	if len(files) != 1 {
+		t.Fatalf("trace files %v", files)
+	}
+	rep, err := hq.ReplayFile(files[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]int64{}
+	for _, m := range rep.TopMethods {
+		names[calltree.DisplayName(m.Signature)] = m.Calls
+	}
+	for _, want := range []string{"example.Shop.serve(I)V", "example.Shop.price(I)J", "example.Stock.reserve(II)Z", "example.Payments.charge(J)V"} {
+		if names[want] == 0 {
+			t.Fatalf("HQ's report lacks %s: %v", want, names)
+		}
+	}
+
+	// By time, calls under a millisecond may be too narrow to draw; by
+	// calls, every method shows.
+	for _, by := range []string{"time", "calls"} {
+		out := filepath.Join(dir, "example-"+by+".svg")
+		args := []string{"export", "-format", "flame", "-o", out, files[0]}
+		if by == "calls" {
+			args = append(args[:1], append([]string{"-by-calls"}, args[1:]...)...)
+		}
+		if _, stderr, code := hqRun(t, args...); code != 0 {
+			t.Fatalf("flame: status %d: %s", code, stderr)
+		}
+		svg := readFile(t, out)
+		if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+			t.Errorf("flame graph: %v", err)
+		}
+		for name := range names {
+			if (by == "calls" || name == "example.Shop.serve(I)V") && !strings.Contains(svg, name+": total ") {
+				t.Errorf("flame graph by %s lacks %s", by, name)
+			}
+		}
+	}
+
+	out := filepath.Join(dir, "example.json")
+	if _, stderr, code := hqRun(t, "export", "-format", "chrome", "-o", out, files[0]); code != 0 {
+		t.Fatalf("chrome: status %d: %s", code, stderr)
+	}
+	var ch struct {
+		TraceEvents []struct{ Ph, Name string } `json:"traceEvents"`
+	}
+	readJSON(t, out, &ch)
+	begins := map[string]int64{}
+	for _, e := range ch.TraceEvents {
+		if e.Ph == "B" {
+			begins[e.Name]++
+		}
+	}
+	for name, calls := range names {
+		if begins[name] != calls {
+			t.Errorf("chrome: %d B events of %s; HQ counted %d calls", begins[name], name, calls)
+		}
 	}
 }
