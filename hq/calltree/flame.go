@@ -164,7 +164,7 @@ func (t *Tree) flameSVG(w *bufio.Writer, opt *Options, standalone bool) {
 		"#flame .btn{cursor:pointer;fill:#06c}</style>\n", flameFont)
 	fmt.Fprintf(w, `<rect x="0" y="0" width="100%%" height="100%%" fill="#f8f8f0"/>`+"\n")
 	fmt.Fprintf(w, `<text x="%g" y="20" text-anchor="middle" style="font-size:16px">%s</text>`+"\n", flameWidth/2, esc(t.title(opt)))
-	sub := fmt.Sprintf("%d calls, %d ms in calls; frame width: %s", root.Calls, root.Total, unit)
+	sub := fmt.Sprintf("%d calls on %d thread(s), %d ms in outermost calls; frame width: %s", t.st.Calls, t.st.Threads, root.Total, unit)
 	if unit == "calls" && !opt.ByCalls {
 		sub += " (every call took under 1 ms)"
 	}
