@@ -4,7 +4,7 @@ import "fmt"
 
 // Defaults and limits of Config.
 const (
-	DefaultMaxPaths    = 1 << 20 // distinct call paths (about 80 MB)
+	DefaultMaxPaths    = 1 << 20 // distinct call paths (about 100 MB when full)
 	DefaultMaxDepth    = 4096    // frames kept per thread
 	DefaultMaxTimeline = 8 << 20 // timeline events (8 bytes each)
 
