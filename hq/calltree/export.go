@@ -129,6 +129,20 @@ func (j *jsonWriter) int(n int64) {
 	}
 }
 
+// micros writes ns nanoseconds as microseconds, with up to three decimals.
+func (j *jsonWriter) micros(ns int64) {
+	j.num = strconv.AppendInt(j.num[:0], ns/1000, 10)
+	if f := ns % 1000; f != 0 {
+		if f < 0 {
+			f = -f
+		}
+		j.num = append(j.num, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	}
+	if j.err == nil {
+		_, j.err = j.w.Write(j.num)
+	}
+}
+
 func (j *jsonWriter) flush() error {
 	if j.err == nil {
 		j.err = j.w.Flush()
@@ -201,14 +215,19 @@ func (t *Tree) WriteSpeedscope(w io.Writer, opt *Options) error {
 	return j.flush()
 }
 
+const nsPerMs = 1_000_000
+
 // chromePID is the process id of Chrome trace events: a trace holds one
 // run, one process.
 const chromePID = 1
 
 // WriteChrome writes Chrome's trace-event JSON: a process_name and one
 // thread_name metadata event, then for each thread its calls as B and E
-// events (timestamps in microseconds, ms resolution), in order. An E of a
-// call that ended by an exception has args.exception set.
+// events, in order. An E of a call that ended by an exception has
+// args.exception set. Timestamps are in microseconds; as the events have
+// millisecond resolution, the events of a thread within one millisecond
+// are spread 1 ns apart, in order, so that viewers which sort by time
+// (Perfetto) keep calls of 0 ms nested as they were.
 func (t *Tree) WriteChrome(w io.Writer, opt *Options) error {
 	j := newJSONWriter(w)
 	j.raw(`{"displayTimeUnit":"ms","otherData":{"exporter":`)
@@ -240,7 +259,14 @@ func (t *Tree) WriteChrome(w io.Writer, opt *Options) error {
 		if th == nil || th.events.n == 0 {
 			continue
 		}
+		var ms int32
+		var k int64 // events so far in millisecond ms
 		t.timeline(th, func(e timelineEvent) {
+			if e.at != ms || k == 0 {
+				ms, k = e.at, 0
+			}
+			ns := int64(e.at)*nsPerMs + min(k, nsPerMs-1)
+			k++
 			if e.close {
 				j.raw(",\n{\"ph\":\"E\",\"name\":")
 			} else {
@@ -252,7 +278,7 @@ func (t *Tree) WriteChrome(w io.Writer, opt *Options) error {
 			j.raw(`,"tid":`)
 			j.int(int64(tid))
 			j.raw(`,"ts":`)
-			j.int(int64(e.at) * 1000)
+			j.micros(ns)
 			if e.bubbled {
 				j.raw(`,"args":{"exception":true}`)
 			}
