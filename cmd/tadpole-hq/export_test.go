@@ -15,12 +15,13 @@ import (
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
-// traceOf runs the fake agent under tadpole-hq -exec and returns its trace
-// file.
-func traceOf(t *testing.T, events string) string {
+// traceOf runs the fake agent under tadpole-hq -exec (with flags) and
+// returns its trace file.
+func traceOf(t *testing.T, events string, flags ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	stdout, stderr, code := hqRun(t, "-dir", dir, "-senders", "2", "-exec", agentBin, "ok", events)
+	args := append(append([]string{"-dir", dir, "-senders", "2"}, flags...), "-exec", agentBin, "ok", events)
+	stdout, stderr, code := hqRun(t, args...)
 	if code != 0 {
 		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -148,6 +149,36 @@ func TestExportUsage(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.err) {
 			t.Errorf("%q: status %d, stderr %q; want %d, %q", c.args, code, stderr, c.code, c.err)
 		}
+	}
+
+	// A damaged file: what could be read is exported, and the status says
+	// it was damaged.
+	whole := traceOf(t, "20000", "-compress", "none")
+	b, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut"+filepath.Ext(whole))
+	if err := os.WriteFile(cut, b[:len(b)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "cut.json")
+	_, stderr, code := hqRun(t, "export", "-format", "chrome", "-o", out, cut)
+	if code != exitError || !strings.Contains(stderr, "exporting what was read") {
+		t.Errorf("truncated file: status %d, stderr %q; want %d and a note", code, stderr, exitError)
+	}
+	var ch struct {
+		TraceEvents []struct{ Ph string } `json:"traceEvents"`
+	}
+	readJSON(t, out, &ch)
+	begins := 0
+	for _, e := range ch.TraceEvents {
+		if e.Ph == "B" {
+			begins++
+		}
+	}
+	if begins == 0 || begins >= 10000 {
+		t.Errorf("truncated file: %d calls exported; want some, fewer than the whole run's", begins)
 	}
 }
 

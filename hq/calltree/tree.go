@@ -68,7 +68,7 @@ type frame struct {
 	start  int32 // ms
 	inner  int64 // total ms of the callees
 	merged int64 // the part of inner spent in callees placed in no node
-	logged bool  // its open is in the timeline (and its close will be)
+	tl     int32 // its timeline frame, or -1 when its open is not in the timeline
 }
 
 // thread is the state of one thread.
@@ -287,11 +287,11 @@ func (t *Tree) entry(tid uint16, method int32, rel int32) {
 	} else {
 		t.nodes[nd].calls++
 	}
-	f := frame{node: nd, method: method, start: at}
+	f := frame{node: nd, method: method, start: at, tl: -1}
 	if t.cfg.MaxTimeline > 0 && t.reserved+2 <= t.cfg.MaxTimeline && t.hasFrame(method) {
-		t.reserved += 2
-		f.logged = true
-		th.events.add(uint64(uint32(at))<<32 | uint64(t.frame(method))<<evFrameShift)
+		t.reserved += 2 // its close is promised a slot
+		f.tl = int32(t.frame(method))
+		th.events.add(uint64(uint32(at))<<32 | uint64(f.tl)<<evFrameShift)
 	} else {
 		t.st.UntimedCalls++
 	}
@@ -357,8 +357,8 @@ func (t *Tree) pop(th *thread, at int32, bubbled bool) {
 		}
 	}
 	t.method(f.method).Self += self
-	if f.logged {
-		ev := uint64(uint32(at))<<32 | uint64(t.frameOf[f.method])<<evFrameShift | evClose
+	if f.tl >= 0 {
+		ev := uint64(uint32(at))<<32 | uint64(f.tl)<<evFrameShift | evClose
 		if bubbled {
 			ev |= evBubbled
 		}
