@@ -169,9 +169,9 @@ func (t *Tree) Message(m *bytefrog.Msg) {
 	case bytefrog.MsgMethodEntry:
 		t.entry(m.ThreadID, m.MethodID, m.RelTime)
 	case bytefrog.MsgMethodExit:
-		t.exit(m.ThreadID, m.MethodID, m.RelTime, -1)
+		t.exit(m.ThreadID, m.MethodID, m.RelTime, false, 0)
 	case bytefrog.MsgExceptionBubble:
-		t.exit(m.ThreadID, m.MethodID, m.RelTime, m.ExceptionID)
+		t.exit(m.ThreadID, m.MethodID, m.RelTime, true, m.ExceptionID)
 	case bytefrog.MsgException:
 		t.throw(m.ThreadID, m.MethodID, m.ExceptionID, m.RelTime)
 	case bytefrog.MsgMapMethodSignature:
@@ -318,12 +318,12 @@ func (t *Tree) frame(method int32) uint32 {
 	return uint32(f)
 }
 
-// exit ends the innermost call of tid; exc ≥ 0 when it ended by an
-// exception (a bubble).
-func (t *Tree) exit(tid uint16, method int32, rel int32, exc int32) {
+// exit ends the innermost call of tid; bubbled when it ended by exception
+// exc.
+func (t *Tree) exit(tid uint16, method int32, rel int32, bubbled bool, exc int32) {
 	t.st.Events++
 	th, at := t.thread(tid, rel)
-	if exc >= 0 {
+	if bubbled {
 		t.method(method).Bubbled++
 		t.exception(exc)[1]++
 	}
@@ -339,7 +339,7 @@ func (t *Tree) exit(tid uint16, method int32, rel int32, exc int32) {
 	if th.stack[n-1].method != method {
 		t.st.Mismatched++
 	}
-	t.pop(th, at, exc >= 0)
+	t.pop(th, at, bubbled)
 }
 
 // pop closes the innermost frame of th at time at.

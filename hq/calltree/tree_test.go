@@ -62,8 +62,8 @@ func TestTreeByHand(t *testing.T) {
 	f.entry(1, 2, 2)
 	f.exit(1, 2, 5)
 	f.entry(1, 2, 6)
-	f.throw(1, 2, 4, 7)
-	f.bubble(1, 2, 4, 7)
+	f.throw(1, 2, -4, 7)
+	f.bubble(1, 2, -4, 7)
 	f.exit(1, 1, 10)
 	f.exit(1, 1, 11)
 	// Thread 2: B calls A, stamped earlier (made monotonic), then a data
@@ -115,7 +115,7 @@ func TestTreeByHand(t *testing.T) {
 	if got := tr.MethodName(9); got != "method#9" {
 		t.Errorf("MethodName(9) = %q", got)
 	}
-	if ex := tr.Exceptions(); len(ex) != 1 || ex[0].ID != 4 || ex[0].Thrown != 1 || ex[0].Bubbled != 1 {
+	if ex := tr.Exceptions(); len(ex) != 1 || ex[0].ID != -4 || ex[0].Thrown != 1 || ex[0].Bubbled != 1 {
 		t.Errorf("exceptions %+v", ex)
 	}
 
