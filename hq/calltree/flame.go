@@ -70,6 +70,15 @@ func (t *Tree) flameLayout(byCalls bool) (frames []flameFrame, unit string, maxD
 		x     float64
 		depth int
 	}
+	names := map[int32]string{}
+	name := func(m int32) string {
+		s, ok := names[m]
+		if !ok {
+			s = t.MethodName(m)
+			names[m] = s
+		}
+		return s
+	}
 	stack := []item{{Root, 0, 0}}
 	var kids []int32
 	for len(stack) > 0 {
@@ -86,7 +95,7 @@ func (t *Tree) flameLayout(byCalls bool) (frames []flameFrame, unit string, maxD
 			kids = append(kids, c)
 		}
 		slices.SortFunc(kids, func(a, b int32) int {
-			return cmp.Compare(t.MethodName(t.nodes[a].method), t.MethodName(t.nodes[b].method))
+			return cmp.Compare(name(t.nodes[a].method), name(t.nodes[b].method))
 		})
 		x := it.x
 		start := len(stack)
