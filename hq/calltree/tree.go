@@ -54,6 +54,7 @@ type node struct {
 	child   int32 // first callee, or 0
 	next    int32 // next sibling, or 0
 	hot     int32 // the callee found last, or 0
+	kids    int32 // callees
 	calls   int64
 	total   int64 // ms
 	self    int64 // ms
@@ -114,7 +115,7 @@ type Tree struct {
 	cfg Config
 
 	nodes   []node
-	edges   map[uint64]int32 // parent<<32 | method → node
+	edges   map[uint64]int32 // parent<<32 | method → node, for paths of more than smallFanout callees
 	threads []*thread        // by thread id; nil until seen
 
 	names      map[int32]string  // method signatures
@@ -241,26 +242,46 @@ func (t *Tree) method(id int32) *MethodStats {
 	return s
 }
 
+// smallFanout is the number of callees a path looks up by walking its
+// list; a path with more has them in the edges map.
+const smallFanout = 8
+
+func edgeKey(parent, method int32) uint64 { return uint64(uint32(parent))<<32 | uint64(uint32(method)) }
+
 // child returns the node of method called from parent, creating it; noNode
 // when the tree is full.
 func (t *Tree) child(parent, method int32) int32 {
-	if h := t.nodes[parent].hot; h != 0 && t.nodes[h].method == method {
+	p := &t.nodes[parent]
+	if h := p.hot; h != 0 && t.nodes[h].method == method {
 		return h
 	}
-	key := uint64(uint32(parent))<<32 | uint64(uint32(method))
-	if n, ok := t.edges[key]; ok {
-		t.nodes[parent].hot = n
+	if p.kids <= smallFanout {
+		for c := p.child; c != 0; c = t.nodes[c].next {
+			if t.nodes[c].method == method {
+				p.hot = c
+				return c
+			}
+		}
+	} else if n, ok := t.edges[edgeKey(parent, method)]; ok {
+		p.hot = n
 		return n
 	}
 	if len(t.nodes) >= t.cfg.MaxPaths {
 		return noNode
 	}
 	n := int32(len(t.nodes))
-	p := &t.nodes[parent]
 	t.nodes = append(t.nodes, node{method: method, parent: parent, next: p.child})
-	t.nodes[parent].child = n
-	t.nodes[parent].hot = n
-	t.edges[key] = n
+	p = &t.nodes[parent] // append may have moved it
+	p.child, p.hot = n, n
+	p.kids++
+	switch {
+	case p.kids == smallFanout+1:
+		for c := p.child; c != 0; c = t.nodes[c].next {
+			t.edges[edgeKey(parent, t.nodes[c].method)] = c
+		}
+	case p.kids > smallFanout+1:
+		t.edges[edgeKey(parent, method)] = n
+	}
 	return n
 }
 
