@@ -6,6 +6,10 @@
 //	tadpole-hq [flags] -exec CMD [ARGS...]  run CMD against a private HQ
 //	tadpole-hq replay FILE...               summaries of trace files
 //	tadpole-hq ctl [-hce ADDR] COMMAND      drive agents through an HCE hub
+//	tadpole-hq export -format F [-o OUT] FILE  export a trace file's calls
+//
+// export writes speedscope's file format, Chrome trace-event JSON or a
+// flame graph (SVG, or HTML with -o NAME.html); see docs/exports.md.
 //
 // With -hce ADDR[,ADDR] (host:port, pipe:/path), serving HQ also runs an
 // HCE hub (package transport/hce/hub) where agents started with hce=ADDR

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
@@ -128,6 +129,17 @@ func (ps processors) Finish(r *hq.Report) {
 	for _, p := range ps {
 		p.Finish(r)
 	}
+}
+
+// exportsCTF reports whether export's arguments ask for CTF (-ctf); the
+// other formats are runExport's.
+func exportsCTF(args []string) bool {
+	for _, a := range args {
+		if a == "-ctf" || a == "--ctf" || strings.HasPrefix(a, "-ctf=") || strings.HasPrefix(a, "--ctf=") {
+			return true
+		}
+	}
+	return false
 }
 
 // export writes the CTF trace of each trace file.

@@ -212,7 +212,7 @@ func TestLiveExample(t *testing.T) {
 
 // TestExportUsage: export needs -ctf and one file, and refuses a
 // non-empty directory.
-func TestExportUsage(t *testing.T) {
+func TestExportCTF(t *testing.T) {
 	if _, _, code := hqRun(t, "export", "../../hq/testdata/basic.tphq.s2"); code != exitUsage {
 		t.Errorf("no -ctf: status %d", code)
 	}

@@ -68,6 +68,7 @@ func usage(fs *flag.FlagSet) func() {
   tadpole-hq verify [-lenient] FILE...    check trace files: one line each, status 3 if a run fails
   tadpole-hq ctl [-hce ADDR] COMMAND      drive agents through the HCE hub (tadpole-hq ctl -h)
   tadpole-hq export -ctf DIR TRACEFILE    write a trace file's run as a CTF trace (babeltrace2 DIR)
+  tadpole-hq export -format F [-o OUT] FILE  speedscope, Chrome trace or flame graph of a trace file
 
 -exec listens on 127.0.0.1:0 (unless -listen is given), adds TADPOLE_HQ to
 CMD's environment, passes its stdin/stdout/stderr through, waits for CMD to
@@ -203,7 +204,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return ctl(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "export" {
-		return export(args[1:], stdout, stderr)
+		if exportsCTF(args[1:]) {
+			return export(args[1:], stdout, stderr)
+		}
+		return runExport(args[1:], stdout, stderr)
 	}
 	o, err := parseFlags(args, stderr)
 	if err == flag.ErrHelp {
