@@ -39,7 +39,7 @@ func FuzzTree(f *testing.F) {
 		for i, op := range ops[1:] {
 			tid := uint16(op>>6) & 3
 			method := int32(op>>3)&7 | int32(i&1)<<3 // 16 methods: more callees than a list holds
-			at += int32(op>>5) - 2 // sometimes backwards
+			at += int32(op>>5) - 2                   // sometimes backwards
 			switch op & 7 {
 			case 0, 1, 2:
 				fd.entry(tid, method, at)
