@@ -185,9 +185,11 @@ test() {
 	peers
 	lint
 	local timeout=${TEST_TIMEOUT:-20m}
-	# Tests named *Busy keep every core busy on purpose: they run on their
-	# own, after the rest, so that they slow no other package's test.
-	$GO test -count=1 -skip 'Busy$' -timeout "$timeout" ./...
+	# Tests named *Busy keep every core busy on purpose, and the rewriter's
+	# tests run JVMs over the whole JDK: they run on their own, after the
+	# rest, so that they slow no other package's timed test.
+	$GO test -count=1 -skip 'Busy$' -timeout "$timeout" $($GO list ./... | grep -v '/jvm/')
+	$GO test -count=1 -timeout "$timeout" ./jvm/...
 	$GO test -count=1 -skip 'Busy$' -race -timeout "$timeout" ./agent/... ./transport/... ./hq/... ./capi/... ./jni/...
 	$GO test -count=1 -p 1 -run 'Busy$' -timeout "$timeout" ./agent/... ./capi/... ./jni/...
 	if [ -f bench/go.mod ]; then

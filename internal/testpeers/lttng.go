@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -56,6 +57,12 @@ type Sessiond struct {
 	// PID is the daemon's pid.
 	PID int
 
+	// agentPort is the agent TCP port the daemon listens on, chosen free
+	// once and kept across restarts: daemons of tests running at once
+	// would otherwise race for the default 5345, and an agent reading a
+	// port file left by a killed daemon could reach another test's.
+	agentPort int
+
 	t    testing.TB
 	cred *syscall.Credential
 	env  []string
@@ -96,6 +103,12 @@ func StartSessiond(t testing.TB) *Sessiond {
 		"LTTNG_HOME=" + home,
 		"LTTNG_NETWORK_SOCKET_TIMEOUT=" + strconv.Itoa(SocketTimeoutMS),
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.agentPort = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	t.Cleanup(s.Stop)
 	s.Start()
 	return s
@@ -109,7 +122,7 @@ func (s *Sessiond) Start() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	cmd := s.command(ctx, "lttng-sessiond", "--daemonize", "--no-kernel")
+	cmd := s.command(ctx, "lttng-sessiond", "--daemonize", "--no-kernel", "--agent-tcp-port="+strconv.Itoa(s.agentPort))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// --daemonize returns once the daemon is ready for clients.
