@@ -3,7 +3,9 @@ package jtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
@@ -100,4 +102,55 @@ func TestJ4P(t *testing.T) {
 	j := startReady(ctx, t, e.Java(ctx, h.env("TADPOLE_J4P="+addr), true, "", "await"), "JApp ready")
 	defer j.wake(t)
 	testpeers.AwaitJ4PRead(t, addr, "io.tadpole:type=Agent/Mode", "Tracing")
+}
+
+// TestHCELogger: a JUL logger a client enables through the hub has its
+// records reach HQ (logs=lttng: only the records of enabled loggers).
+func TestHCELogger(t *testing.T) {
+	e := Build(t)
+	hb, addr, agentAddr := testpeers.StartHub(t, "tcp")
+	h := startHQ(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	env := h.env("TADPOLE_HCE="+agentAddr, "TADPOLE_LOGS=lttng")
+	j := startReady(ctx, t, e.Java(ctx, env, true, "", "logloop", "4000"), "JApp looping tracing=true")
+	run, err := h.Srv.NextRun(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := testpeers.AgentID(t, hb, j.cmd.Process.Pid)
+	c, err := hce.NewClient(ctx, addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(hce.ReasonNone)
+	if err := c.GetSpecific(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Attach(ctx, id, false); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := c.Loggers(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ls, func(l hce.LoggerState) bool { return l.Name == "loop" && !l.Enabled }) {
+		t.Fatalf("loggers %v; want loop, disabled", ls)
+	}
+	col := h.Collector(0)
+	if n := len(col.Markers("log:loop")); n != 0 {
+		t.Fatalf("%d records of a logger nobody enabled", n)
+	}
+	if err := c.EnableLogger(ctx, id, "loop"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(col.Markers("log:loop")) < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no records of loop at HQ after the hub enabled it")
+		}
+	}
+	j.wait(t)
+	if rep, err := run.Wait(ctx); err != nil || !rep.OK {
+		t.Fatalf("run: %v %v", rep, err)
+	}
 }
