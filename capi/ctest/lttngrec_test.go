@@ -1,9 +1,7 @@
 package ctest
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,13 +15,7 @@ import (
 )
 
 // cprog is a running testdata/lttngrec.c.
-type cprog struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string
-	stderr *strings.Builder
-	exited chan error
-}
+type cprog = testpeers.Emitter
 
 func startLTTngRec(t *testing.T, bin string, env []string, opts string) *cprog {
 	t.Helper()
@@ -31,80 +23,7 @@ func startLTTngRec(t *testing.T, bin string, env []string, opts string) *cprog {
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, bin, opts)
 	cmd.Env = env
-	p := &cprog{cmd: cmd, lines: make(chan string, 16), stderr: &strings.Builder{}, exited: make(chan error, 1)}
-	var err error
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			p.lines <- s.Text()
-		}
-		close(p.lines)
-		p.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		p.stdin.Close()
-		select {
-		case <-p.exited:
-		case <-time.After(logWait):
-			cmd.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("lttngrec stderr:\n%s", p.stderr.String())
-		}
-	})
-	p.expect(t, "ready")
-	return p
-}
-
-// expect waits for a line starting with want.
-func (p *cprog) expect(t *testing.T, want string) {
-	t.Helper()
-	timeout := time.After(logWait)
-	for {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				t.Fatalf("lttngrec ended before %q", want)
-			}
-			if strings.HasPrefix(l, want) {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("lttngrec did not print %q within %v", want, logWait)
-		}
-	}
-}
-
-func (p *cprog) emit(t *testing.T, phase string) {
-	t.Helper()
-	if _, err := io.WriteString(p.stdin, "emit "+phase+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	p.expect(t, "emitted "+phase)
-}
-
-func (p *cprog) end(t *testing.T) {
-	t.Helper()
-	p.stdin.Close()
-	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("lttngrec: %v\n%s", err, p.stderr.String())
-		}
-	case <-time.After(logWait):
-		t.Fatal("lttngrec did not exit")
-	}
+	return testpeers.StartEmitter(t, "lttngrec", cmd, logWait)
 }
 
 // cScenario: s1 enables capp.alpha (every level) and disables it after
@@ -123,9 +42,9 @@ func cScenario(t *testing.T, sd *testpeers.Sessiond, p *cprog) (s1, s2 []LTTngEv
 	sd.MustLttng("enable-event", "-j", "capp.beta", "--loglevel=JUL_SEVERE", "-s", "s2")
 	sd.MustLttng("enable-event", "-j", "capp.alpha", "--filter", `msg == "*warn*"`, "-s", "s2")
 	sd.MustLttng("start", "s2")
-	p.emit(t, "p1")
+	p.Emit(t, "p1")
 	sd.MustLttng("disable-event", "-j", "capp.alpha", "-s", "s1")
-	p.emit(t, "p2")
+	p.Emit(t, "p2")
 	sd.MustLttng("stop", "s1")
 	sd.MustLttng("stop", "s2")
 	s1, s2 = ViewSession(t, sd, "s1"), ViewSession(t, sd, "s2")
@@ -183,7 +102,7 @@ func TestLTTngRecordC(t *testing.T) {
 			from := time.Now()
 			p := startLTTngRec(t, bin, env, opts)
 			s1, s2 := cScenario(t, sd, p)
-			p.end(t)
+			p.End(t)
 			to := time.Now()
 			w1, w2 := cWant()
 			if got := Messages(s1); !slices.Equal(got, w1) {
@@ -192,7 +111,7 @@ func TestLTTngRecordC(t *testing.T) {
 			if got := Messages(s2); !slices.Equal(got, w2) {
 				t.Fatalf("session s2 recorded %q;\nwant %q", got, w2)
 			}
-			tid := strconv.Itoa(p.cmd.Process.Pid) // the main thread logs
+			tid := strconv.Itoa(p.PID()) // the main thread logs
 			for _, e := range append(s1, s2...) {
 				f := e.Fields
 				word := strings.Fields(f["msg"])[1]
@@ -235,12 +154,12 @@ func TestLTTngNoCompanion(t *testing.T) {
 	env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms")
 	p := startLTTngRec(t, bin, env, "lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
 	s1, s2 := cScenario(t, sd, p)
-	p.end(t)
+	p.End(t)
 	if len(s1) != 0 || len(s2) != 0 {
 		t.Fatalf("without the companion library: recorded %q and %q; want nothing", Messages(s1), Messages(s2))
 	}
-	if n := strings.Count(p.stderr.String(), "LTTng recording unavailable"); n != 1 {
-		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, p.stderr.String())
+	if n := strings.Count(p.Stderr(), "LTTng recording unavailable"); n != 1 {
+		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, p.Stderr())
 	}
 }
 
@@ -280,11 +199,11 @@ func TestLTTngRecordDomains(t *testing.T) {
 			sd.MustLttng("--no-sessiond", "create", "s", "--output="+sd.MkdirAll("s"))
 			sd.MustLttng("enable-event", d.flag, "capp.alpha", "-s", "s")
 			sd.MustLttng("start", "s")
-			p.emit(t, "p1")
+			p.Emit(t, "p1")
 			sd.MustLttng("stop", "s")
 			evs := ViewSession(t, sd, "s")
 			sd.MustLttng("destroy", "s")
-			p.end(t)
+			p.End(t)
 			var want []string
 			for i := 0; i < 3; i++ {
 				want = append(want, "p1 info "+strconv.Itoa(i), "p1 warn "+strconv.Itoa(i))

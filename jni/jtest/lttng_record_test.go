@@ -1,9 +1,7 @@
 package jtest
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,13 +19,7 @@ import (
 var officialJUL = []string{"/usr/share/java/lttng-ust-agent-jul.jar", "/usr/share/java/lttng-ust-agent-common.jar"}
 
 // jvm is a running JLttng.
-type jvm struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string
-	stderr *strings.Builder
-	exited chan error
-}
+type jvm = testpeers.Emitter
 
 // startJLttng runs JLttng under tadpole (options: the -agentpath options)
 // or, with official, under the official LTTng JUL agent, with the daemon's
@@ -54,82 +46,7 @@ func startJLttng(t *testing.T, e *Env, sd *testpeers.Sessiond, official bool, op
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LTTNG_HOME=" + sd.Home,
 		"TADPOLE_LTTNG_RETRY=200ms"}
 	cmd.Env = append(cmd.Env, env...)
-	j := &jvm{cmd: cmd, lines: make(chan string, 16), stderr: &strings.Builder{}, exited: make(chan error, 1)}
-	var err error
-	if j.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = j.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			j.lines <- s.Text()
-		}
-		close(j.lines)
-		j.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		j.stdin.Close()
-		select {
-		case <-j.exited:
-		case <-time.After(lttngWait):
-			cmd.Process.Kill()
-		}
-		if t.Failed() {
-			t.Logf("%s JVM stderr:\n%s", mode, j.stderr.String())
-		}
-	})
-	j.expect(t, "ready")
-	return j
-}
-
-// expect waits for the JVM to print want.
-func (j *jvm) expect(t *testing.T, want string) {
-	t.Helper()
-	timeout := time.After(lttngWait)
-	for {
-		select {
-		case l, ok := <-j.lines:
-			if !ok {
-				t.Fatalf("JVM ended before %q", want)
-			}
-			if l == want {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("JVM did not print %q within %v", want, lttngWait)
-		}
-	}
-}
-
-// emit has the JVM log one batch of records, phase p.
-func (j *jvm) emit(t *testing.T, p string) {
-	t.Helper()
-	if _, err := io.WriteString(j.stdin, "emit "+p+"\n"); err != nil {
-		t.Fatal(err)
-	}
-	j.expect(t, "emitted "+p)
-}
-
-// end closes the JVM's stdin and checks that it exits cleanly.
-func (j *jvm) end(t *testing.T) {
-	t.Helper()
-	j.stdin.Close()
-	select {
-	case err := <-j.exited:
-		if err != nil {
-			t.Fatalf("JVM: %v\n%s", err, j.stderr.String())
-		}
-	case <-time.After(lttngWait):
-		t.Fatal("JVM did not exit")
-	}
+	return testpeers.StartEmitter(t, mode+" JVM", cmd, lttngWait)
 }
 
 // julScenario runs the two-session scenario against a JVM and returns
@@ -138,7 +55,7 @@ func (j *jvm) end(t *testing.T) {
 // shop.orders under the filter msg == "*warn*", for both phases.
 func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []ctest.LTTngEvent) {
 	t.Helper()
-	pid := j.cmd.Process.Pid
+	pid := j.PID()
 	waitFor(t, "JVM listed by lttng list -j with its loggers", func() bool {
 		names, ok := sd.ListedJUL(pid)
 		return ok && slices.Contains(names, "shop.orders") && slices.Contains(names, "shop.pay")
@@ -150,9 +67,9 @@ func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []ctest.L
 	sd.MustLttng("enable-event", "-j", "shop.pay", "--loglevel=JUL_SEVERE", "-s", "s2")
 	sd.MustLttng("enable-event", "-j", "shop.orders", "--filter", `msg == "*warn*"`, "-s", "s2")
 	sd.MustLttng("start", "s2")
-	j.emit(t, "p1")
+	j.Emit(t, "p1")
 	sd.MustLttng("disable-event", "-j", "shop.orders", "-s", "s1")
-	j.emit(t, "p2")
+	j.Emit(t, "p2")
 	sd.MustLttng("stop", "s1")
 	sd.MustLttng("stop", "s2")
 	s1, s2 = ctest.ViewSession(t, sd, "s1"), ctest.ViewSession(t, sd, "s2")
@@ -230,7 +147,7 @@ func TestLTTngRecordJUL(t *testing.T) {
 	from := time.Now()
 	j := startJLttng(t, e, sd, false, "")
 	s1, s2 := julScenario(t, sd, j)
-	j.end(t)
+	j.End(t)
 	to := time.Now()
 	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
@@ -250,7 +167,7 @@ func TestLTTngRecordJUL(t *testing.T) {
 	}
 	o := startJLttng(t, e, sd, true, "")
 	o1, o2 := julScenario(t, sd, o)
-	o.end(t)
+	o.End(t)
 	for i, pair := range [][2][]ctest.LTTngEvent{{s1, o1}, {s2, o2}} {
 		got, want := pair[0], pair[1]
 		if len(got) != len(want) {
@@ -285,12 +202,12 @@ func TestLTTngNoCompanion(t *testing.T) {
 	sd := testpeers.StartSessiond(t)
 	j := startJLttng(t, e, sd, false, "lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
 	s1, s2 := julScenario(t, sd, j)
-	j.end(t)
+	j.End(t)
 	if len(s1) != 0 || len(s2) != 0 {
 		t.Fatalf("without the companion library: recorded %q and %q; want nothing", ctest.Messages(s1), ctest.Messages(s2))
 	}
-	if n := strings.Count(j.stderr.String(), "LTTng recording unavailable"); n != 1 {
-		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, j.stderr.String())
+	if n := strings.Count(j.Stderr(), "LTTng recording unavailable"); n != 1 {
+		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, j.Stderr())
 	}
 }
 
@@ -311,7 +228,7 @@ func TestLTTngRecordJULNoSource(t *testing.T) {
 	sd := testpeers.StartSessiond(t)
 	j := startJLttng(t, e, sd, false, "lttng_source=off")
 	s1, s2 := julScenario(t, sd, j)
-	j.end(t)
+	j.End(t)
 	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
 	}
@@ -344,7 +261,7 @@ func TestLTTngRecordJULWithHQ(t *testing.T) {
 	h := startHQ(t)
 	j := startJLttng(t, e, sd, false, "logs=lttng", "TADPOLE_HQ="+h.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms")
 	s1, s2 := julScenario(t, sd, j)
-	j.end(t)
+	j.End(t)
 	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
 	}
