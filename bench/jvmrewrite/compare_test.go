@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/internal/jdkcorpus"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/jvm/instrument"
 )
 
@@ -44,7 +45,8 @@ func TestCompareASM(t *testing.T) {
 		t.Skip("comparison skipped in -short mode")
 	}
 	jdkcorpus.Require(t)
-	javac, java := requireTool(t, "javac"), requireTool(t, "java")
+	testpeers.RequireTools(t, "javac", "java")
+	javac, java := "javac", "java"
 	asmCP := requireASM(t)
 	sample, err := jdkcorpus.Sample(benchSample)
 	if err != nil {
@@ -142,18 +144,6 @@ func requireASM(t *testing.T) string {
 		cp = append(cp, p)
 	}
 	return strings.Join(cp, string(os.PathListSeparator))
-}
-
-func requireTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s needed under CI=true: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
 }
 
 func run(t *testing.T, name string, args ...string) (stdout, stderr string) {

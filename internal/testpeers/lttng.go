@@ -37,7 +37,7 @@ func RequireTools(t testing.TB, names ...string) {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("%s is required under CI=true: %v", n, err)
 			}
-			t.Skipf("%s not found (%v); install lttng-tools 2.13 to run this test", n, err)
+			t.Skipf("%s not found (%v): install it (./build.sh peers) to run this test", n, err)
 		}
 	}
 }
