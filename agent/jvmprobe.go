@@ -31,9 +31,11 @@ const (
 var ErrBadProbe = fmt.Errorf("%w: bad probe buffer", ErrBadBatch)
 
 // AppendProbeBatch converts probe words into host batch records (see
-// SubmitBatch) appended to dst.
+// SubmitBatch) appended to dst. Every method and exception id must be
+// registered (NewMethod, NewExceptionType).
 func AppendProbeBatch(dst []byte, ev []int64) ([]byte, error) {
 	var mono int64
+	methods, excs := uint32(methodNames.count.Load()), uint32(exceptionNames.count.Load())
 	n := len(dst)
 	need := n + len(ev)*BatchHeaderSize
 	if cap(dst) < need {
@@ -63,6 +65,9 @@ func AppendProbeBatch(dst []byte, ev []int64) ([]byte, error) {
 			}
 			i++
 			exc = uint32(ev[i])
+			if exc-1 >= excs {
+				return dst[:n], fmt.Errorf("%w: exception id %d not registered", ErrBadProbe, int32(exc))
+			}
 			r[0] = BatchThrow
 			if k == ProbeBubble {
 				r[0], line = BatchBubble, bytefrog.NoLine
@@ -70,9 +75,13 @@ func AppendProbeBatch(dst []byte, ev []int64) ([]byte, error) {
 		default:
 			return dst[:n], fmt.Errorf("%w: kind %d at word %d", ErrBadProbe, k, i)
 		}
+		m := uint32(v >> 8)
+		if m-1 >= methods {
+			return dst[:n], fmt.Errorf("%w: method id %d not registered", ErrBadProbe, int32(m))
+		}
 		r[1] = 0
 		binary.LittleEndian.PutUint16(r[2:], line)
-		binary.LittleEndian.PutUint32(r[4:], uint32(v>>8))
+		binary.LittleEndian.PutUint32(r[4:], m)
 		binary.LittleEndian.PutUint32(r[8:], exc)
 		binary.LittleEndian.PutUint32(r[12:], 0)
 		binary.LittleEndian.PutUint64(r[16:], uint64(mono))
@@ -89,13 +98,14 @@ func SubmitProbes(thread uint64, ev []int64) (int, error) {
 		return 0, nil
 	}
 	bp := batchPool.Get().(*[]byte)
-	defer batchPool.Put(bp)
 	b, err := AppendProbeBatch((*bp)[:0], ev)
-	*bp = b[:0]
-	if err != nil {
+	*bp = b
+	if err != nil || len(b) == 0 {
+		batchPool.Put(bp)
 		return 0, err
 	}
-	return SubmitBatch(thread, b)
+	// The records are checked as they are made: no second pass.
+	return submitBatch(thread, b, bp, len(b)/BatchHeaderSize), nil
 }
 
 // ReportClass queues a class report for HQ: t is MsgClassTransformed,

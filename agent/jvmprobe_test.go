@@ -56,7 +56,7 @@ func TestAppendProbeBatch(t *testing.T) {
 			t.Errorf("record %d: %+v method %d; want %+v method %d", i, got, binary.LittleEndian.Uint32(r[4:]), want[i], m)
 		}
 	}
-	for _, bad := range [][]int64{{int64(m)<<8 | 9}, {int64(m)<<8 | ProbeThrown}} {
+	for _, bad := range [][]int64{{int64(m)<<8 | 9}, {int64(m)<<8 | ProbeThrown}, {1 << 38}, {int64(m)<<8 | ProbeBubble, 1 << 30}} {
 		if _, err := AppendProbeBatch(nil, bad); !errors.Is(err, ErrBadProbe) || !errors.Is(err, ErrBadBatch) {
 			t.Errorf("%x: err %v; want ErrBadProbe", bad, err)
 		}

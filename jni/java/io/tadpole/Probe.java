@@ -95,6 +95,8 @@ public final class Probe {
 		int n;
 		long last = -1;
 		final long tid;
+		/** Time spent handing full buffers over, and their count. */
+		long flushNanos, flushes;
 
 		Buf(long tid) {
 			this.tid = tid;
@@ -132,7 +134,10 @@ public final class Probe {
 			if (i > SIZE - 3) {
 				n = 0;
 				last = -1;
+				long t0 = System.nanoTime();
 				flush0(a, i, tid);
+				flushNanos += System.nanoTime() - t0;
+				flushes++;
 				i = 0;
 			}
 			if (t != last) {
@@ -164,6 +169,16 @@ public final class Probe {
 				}
 			}
 		}
+	}
+
+	/**
+	 * flushNanos returns the nanoseconds the calling thread spent handing
+	 * full buffers to the agent (which waits while HQ is behind): a traced
+	 * thread's time minus this is what its probes cost.
+	 */
+	public static long flushNanos() {
+		Buf b = BUF.get();
+		return b == null ? 0 : b.flushNanos;
 	}
 
 	/** start starts the tick thread (the agent calls it once). */
