@@ -122,7 +122,7 @@ type Report struct {
 	TopMethods  []MethodCalls
 	TopByTime   []MethodTime // by self time (calls.go)
 	BubblePaths []BubblePath // the longest path of the first exception classes
-	Methods     int // method ids mapped
+	Methods     int          // method ids mapped
 	Exceptions  []ExceptionCount
 	ExitsThrown int64 // Code Pulse MethodExit with exceptionThrown set
 	ThreadNames map[uint16]string
