@@ -335,6 +335,8 @@ static void JNICALL tpj_thread_start(jvmtiEnv *jvmti, JNIEnv *env, jthread threa
 	jobject own = atomic_load(&tpj_own_thread);
 	if (own != NULL && (*env)->IsSameObject(env, thread, own))
 		return; /* the agent's own JUL thread is not part of the application's trace */
+	if (tpj_probe_own(env, thread))
+		return; /* nor is the probes' tick thread */
 	tpj_bind_thread(jvmti, env, thread);
 }
 

@@ -24,6 +24,7 @@ static atomic_int tpj_hook_on;
 static atomic_int tpj_probe_bound;
 
 static jclass tpj_probe_class; /* global ref */
+static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
 static jfieldID tpj_probe_on;
 static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid;
 
@@ -236,8 +237,10 @@ int tpj_probe_begin(JNIEnv *env) {
 		jobject t = (*env)->CallStaticObjectMethod(env, c, start);
 		if (tpj_exc(env))
 			return -1;
-		if (t != NULL)
+		if (t != NULL) {
+			atomic_store(&tpj_tick_thread, (*env)->NewGlobalRef(env, t));
 			(*env)->DeleteLocalRef(env, t);
+		}
 		(*env)->DeleteLocalRef(env, buf);
 		(*env)->DeleteLocalRef(env, c);
 		atomic_store(&tpj_probe_bound, 1);
@@ -275,4 +278,9 @@ void tpj_probe_death(JNIEnv *env) {
 	for (int i = 0; i < tpj_nreg; i++)
 		tpj_flush_buf(env, tpj_reg[i]);
 	pthread_mutex_unlock(&tpj_reg_mu);
+}
+
+int tpj_probe_own(JNIEnv *env, jthread thread) {
+	jobject t = atomic_load(&tpj_tick_thread);
+	return t != NULL && (*env)->IsSameObject(env, thread, t);
 }

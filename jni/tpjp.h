@@ -22,4 +22,7 @@ void tpj_probe_thread_end(JNIEnv *env);
 /* tpj_probe_death turns the probes off and flushes every buffer. */
 void tpj_probe_death(JNIEnv *env);
 
+/* tpj_probe_own reports whether thread is the probes' tick thread. */
+int tpj_probe_own(JNIEnv *env, jthread thread);
+
 #endif /* TADPOLE_JNI_TPJP_H */
