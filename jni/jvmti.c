@@ -422,6 +422,7 @@ TPJ_EXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved
 	char *rest = tpj_probe_onload(tpj_jvmti, options); /* the rest, without trace= */
 	tpj_begin(tpj_jvmti, env, self, rest != NULL ? rest : options != NULL ? options : "");
 	free(rest);
+	tpj_probe_retransform(env); /* classes loaded before the attach get their probes */
 	return JNI_OK;
 }
 

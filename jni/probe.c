@@ -26,11 +26,16 @@ static atomic_int tpj_probe_bound;
 static jclass tpj_probe_class; /* global ref */
 static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
 static jfieldID tpj_probe_on;
-static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid;
+static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid, tpj_buf_gen, tpj_probe_gen;
+/* 1 when the loaded classes are to be retransformed (HQ's filters changed). */
+static atomic_int tpj_retransform_wanted;
 
 /* The calling thread's Probe$Buf (a global ref), and its copy buffer. */
 static __thread jobject tpj_my_buf;
 static __thread int64_t *tpj_my_copy;
+/* 1 once the thread handed a probe buffer over: its C API records (its
+ * name) went first. */
+static __thread int tpj_my_flushed;
 
 /* The registry of every live thread's buffer, for VMDeath. */
 static pthread_mutex_t tpj_reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -65,6 +70,8 @@ static void JNICALL tpj_cflh(jvmtiEnv *jvmti, JNIEnv *env, jclass redefined, job
 
 char *tpj_probe_onload(jvmtiEnv *jvmti, const char *options) {
 	char *rest = tpjGoProbeOptions((char *)(options != NULL ? options : ""));
+	if (tpjGoProbeOff())
+		return rest; /* trace=none: no hook, no probes */
 	char path[4096];
 	if (tpjGoProbeJar(path, (int)sizeof path) != 0) {
 		tpj_warn("cannot write the probe jar: methods are not traced");
@@ -82,8 +89,9 @@ char *tpj_probe_onload(jvmtiEnv *jvmti, const char *options) {
 	if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE) {
 		memset(&want, 0, sizeof want);
 	}
+	/* The hook is enabled at VMInit: the JDK's classes loaded before are
+	 * not the application's, and hooking them would cost start-up time. */
 	atomic_store(&tpj_hook_on, 1);
-	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
 	return rest;
 }
 
@@ -115,6 +123,12 @@ static void tpj_flush_array(JNIEnv *env, jlongArray a, jint n, jlong tid) {
 
 static void JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlongArray a, jint n, jlong tid) {
 	(void)cls;
+	if (!tpj_my_flushed) {
+		/* The thread's C API buffer (its name from ThreadStart) goes first,
+		 * so that HQ names the thread before its first call. */
+		tadpole_flush();
+		tpj_my_flushed = 1;
+	}
 	tpj_flush_array(env, a, n, tid);
 }
 
@@ -156,22 +170,89 @@ static jint JNICALL tpj_probe_exc_type(JNIEnv *env, jclass cls, jstring name) {
 	return id;
 }
 
-static jboolean JNICALL tpj_probe_tracing(JNIEnv *env, jclass cls) {
+static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
 	(void)env, (void)cls;
-	return tadpole_tracing() ? JNI_TRUE : JNI_FALSE;
+	return (tadpole_tracing() ? 1 : 0) | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
+}
+
+void tpj_probe_want_retransform(void) { atomic_store(&tpj_retransform_wanted, 1); }
+
+/* Classes retransformed per RetransformClasses call. */
+#define TPJ_RETRANSFORM_CHUNK 64
+
+static void tpj_retransform(jvmtiEnv *jvmti, jclass *cs, int n) {
+	for (int i = 0; i < n; i += TPJ_RETRANSFORM_CHUNK) {
+		int m = n - i < TPJ_RETRANSFORM_CHUNK ? n - i : TPJ_RETRANSFORM_CHUNK;
+		if ((*jvmti)->RetransformClasses(jvmti, m, cs + i) == JVMTI_ERROR_NONE)
+			continue;
+		for (int j = i; j < i + m; j++) /* one by one: a class that fails is left as it is */
+			(*jvmti)->RetransformClasses(jvmti, 1, cs + j);
+	}
+}
+
+void tpj_probe_retransform(JNIEnv *env) {
+	jvmtiEnv *jvmti = tpj_jvmti;
+	if (jvmti == NULL || !atomic_load(&tpj_hook_on))
+		return;
+	jint n = 0;
+	jclass *cs = NULL;
+	if ((*jvmti)->GetLoadedClasses(jvmti, &n, &cs) != JVMTI_ERROR_NONE || cs == NULL)
+		return;
+	(*env)->EnsureLocalCapacity(env, n + 16);
+	jclass *sel = malloc((size_t)(n > 0 ? n : 1) * sizeof *sel);
+	int k = 0;
+	char name[1024];
+	for (jint i = 0; i < n; i++) {
+		jboolean mod = JNI_FALSE;
+		char *sig = NULL;
+		jobject loader = NULL;
+		int want = 0;
+		if (sel != NULL && (*jvmti)->IsModifiableClass(jvmti, cs[i], &mod) == JVMTI_ERROR_NONE && mod &&
+		    (*jvmti)->GetClassSignature(jvmti, cs[i], &sig, NULL) == JVMTI_ERROR_NONE && sig != NULL &&
+		    sig[0] == 'L' && (*jvmti)->GetClassLoader(jvmti, cs[i], &loader) == JVMTI_ERROR_NONE) {
+			size_t l = strlen(sig);
+			if (l >= 3 && l - 2 < sizeof name) {
+				memcpy(name, sig + 1, l - 2);
+				name[l - 2] = 0;
+				want = tpjGoRetransformWanted(name, loader == NULL ? 1 : 0);
+			}
+		}
+		if (sig != NULL)
+			(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+		if (loader != NULL)
+			(*env)->DeleteLocalRef(env, loader);
+		if (want)
+			sel[k++] = cs[i];
+		else
+			(*env)->DeleteLocalRef(env, cs[i]);
+	}
+	if (k > 0)
+		tpj_retransform(jvmti, sel, k);
+	for (int i = 0; i < k; i++)
+		(*env)->DeleteLocalRef(env, sel[i]);
+	free(sel);
+	(*jvmti)->Deallocate(jvmti, (unsigned char *)cs);
+}
+
+static void JNICALL tpj_probe_retransform0(JNIEnv *env, jclass cls) {
+	(void)cls;
+	tpj_probe_retransform(env);
 }
 
 static JNINativeMethod tpj_probe_methods[] = {
 	{"flush0", "([JIJ)V", (void *)tpj_probe_flush},
 	{"register0", "(Lio/tadpole/Probe$Buf;)V", (void *)tpj_probe_register},
 	{"excType0", "(Ljava/lang/String;)I", (void *)tpj_probe_exc_type},
-	{"tracing0", "()Z", (void *)tpj_probe_tracing},
+	{"state0", "()I", (void *)tpj_probe_state},
+	{"retransform0", "()V", (void *)tpj_probe_retransform0},
 };
 
 /* tpj_flush_buf hands what buf holds to the agent and empties it. */
 static void tpj_flush_buf(JNIEnv *env, jobject buf) {
 	jlongArray a = (jlongArray)(*env)->GetObjectField(env, buf, tpj_buf_a);
 	jint n = (*env)->GetIntField(env, buf, tpj_buf_n);
+	if ((*env)->GetIntField(env, buf, tpj_buf_gen) != (*env)->GetStaticIntField(env, tpj_probe_class, tpj_probe_gen))
+		n = 0; /* events of an earlier tracing generation: not this run's */
 	jlong tid = (*env)->GetLongField(env, buf, tpj_buf_tid);
 	(*env)->SetIntField(env, buf, tpj_buf_n, 0);
 	tpj_flush_array(env, a, n, tid);
@@ -223,7 +304,10 @@ int tpj_probe_begin(JNIEnv *env) {
 		tpj_buf_a = (*env)->GetFieldID(env, buf, "a", "[J");
 		tpj_buf_n = (*env)->GetFieldID(env, buf, "n", "I");
 		tpj_buf_tid = (*env)->GetFieldID(env, buf, "tid", "J");
-		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL) {
+		tpj_buf_gen = (*env)->GetFieldID(env, buf, "bufGen", "I");
+		tpj_probe_gen = (*env)->GetStaticFieldID(env, c, "gen", "I");
+		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
+		    tpj_buf_gen == NULL || tpj_probe_gen == NULL) {
 			tpj_exc(env);
 			tpj_warn("io.tadpole.Probe lacks its fields: methods are not traced");
 			return -1;
@@ -245,6 +329,7 @@ int tpj_probe_begin(JNIEnv *env) {
 		(*env)->DeleteLocalRef(env, c);
 		atomic_store(&tpj_probe_bound, 1);
 	}
+	(*tpj_jvmti)->SetEventNotificationMode(tpj_jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
 	if (tadpole_tracing())
 		(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_TRUE);
 	return 0;
@@ -255,8 +340,11 @@ void tpj_probe_thread_end(JNIEnv *env) {
 	if (b == NULL)
 		return;
 	tpj_my_buf = NULL;
-	if (atomic_load(&tpj_probe_bound))
+	tpj_my_flushed = 0;
+	if (atomic_load(&tpj_probe_bound)) {
+		tadpole_flush(); /* its name and log records first */
 		tpj_flush_buf(env, b);
+	}
 	pthread_mutex_lock(&tpj_reg_mu);
 	for (int i = 0; i < tpj_nreg; i++) {
 		if (tpj_reg[i] == b) {
@@ -274,6 +362,7 @@ void tpj_probe_death(JNIEnv *env) {
 	if (!atomic_load(&tpj_probe_bound))
 		return;
 	(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_FALSE);
+	tadpole_flush(); /* the threads' names and log records first */
 	pthread_mutex_lock(&tpj_reg_mu);
 	for (int i = 0; i < tpj_nreg; i++)
 		tpj_flush_buf(env, tpj_reg[i]);

@@ -3,6 +3,7 @@ package jni
 /*
 #include <stdlib.h>
 #include <stdint.h>
+#include "tpj.h"
 */
 import "C"
 
@@ -130,6 +131,16 @@ func tpjGoProbeOptions(opts *C.char) (rest *C.char) {
 	}
 	policy.Store(pol)
 	return C.CString(r)
+}
+
+// tpjGoProbeOff reports whether method tracing is off (trace=none).
+//
+//export tpjGoProbeOff
+func tpjGoProbeOff() C.int {
+	if policy.Load().off {
+		return 1
+	}
+	return 0
 }
 
 // splitProbeOptions separates trace= from the agent's options. env is
@@ -409,6 +420,7 @@ func tpjGoTransform(name *C.char, boot, redefined C.int, data unsafe.Pointer, n 
 		report = bytefrog.MsgClassIgnored
 	}
 	if b != nil {
+		transformed.Store(cname, struct{}{})
 		p := C.malloc(C.size_t(len(b)))
 		if p == nil {
 			return 0
@@ -476,4 +488,48 @@ func tpjGoExcType(name *C.char) (id C.int) {
 		}
 	}()
 	return C.int(agent.NewExceptionType(C.GoString(name)).ID())
+}
+
+// transformed holds the names of the classes given probes so far: a
+// retransformation revisits them, so that a class the policy no longer
+// selects loses its probes.
+var transformed sync.Map
+
+// tpjGoRetransformWanted reports whether a loaded class (boot: of the
+// bootstrap loader) is to be retransformed: the policy selects it now, or
+// it was given probes before.
+//
+//export tpjGoRetransformWanted
+func tpjGoRetransformWanted(name *C.char, boot C.int) (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			rc = 0
+		}
+	}()
+	n := C.GoString(name)
+	if _, ok := transformed.Load(n); ok || traced(n, boot != 0) {
+		return 1
+	}
+	return 0
+}
+
+// appliedFilters is the last set of HQ class filters the loaded classes
+// were retransformed for ("" none).
+var appliedFilters atomic.Value
+
+func init() {
+	appliedFilters.Store("")
+	agent.AddModeHook(func(m bytefrog.Mode) {
+		if m != bytefrog.ModeTracing {
+			return
+		}
+		excl, incl, _ := agent.ClassFilters()
+		key := strings.Join(excl, "\x00") + "\x01" + strings.Join(incl, "\x00")
+		if len(excl)+len(incl) == 0 {
+			key = ""
+		}
+		if appliedFilters.Swap(key) != key {
+			C.tpj_probe_want_retransform()
+		}
+	})
 }

@@ -22,6 +22,9 @@ void tpj_probe_thread_end(JNIEnv *env);
 /* tpj_probe_death turns the probes off and flushes every buffer. */
 void tpj_probe_death(JNIEnv *env);
 
+/* tpj_probe_retransform retransforms the loaded classes whose probes the
+ * policy may change (Agent_OnAttach; HQ's filters changed). */
+void tpj_probe_retransform(JNIEnv *env);
 /* tpj_probe_own reports whether thread is the probes' tick thread. */
 int tpj_probe_own(JNIEnv *env, jthread thread);
 

@@ -222,18 +222,21 @@ func TestTraceOff(t *testing.T) {
 }
 
 // TestTraceStartupNoHQ: a JVM with the agent and no HQ (application
-// classes rewritten at load, probes off) starts and runs JTrace at most
-// 50 ms later than without the agent, comparing the best of several
-// alternating runs; the bound is tripled for a shared, busy machine. The
-// figure is logged.
+// classes rewritten at load, probes off) starts and runs JTrace for at most
+// 50 ms more than without the agent. The JVM's CPU time (user + system) is
+// compared, best of several alternating runs, since wall time on a shared
+// machine measures the other processes; the bound is doubled for that
+// machine's noise. Both figures are logged.
 func TestTraceStartupNoHQ(t *testing.T) {
 	e := Build(t)
 	const runs = 7
 	best := [2]time.Duration{time.Hour, time.Hour}
+	wall := [2]time.Duration{time.Hour, time.Hour}
 	for i := 0; i < runs; i++ {
 		for j, agent := range []bool{false, true} {
 			ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
-			r := Run(e.traceCmd(ctx, baseEnv(), agent, "", "0"))
+			cmd := e.traceCmd(ctx, append(baseEnv(), "TADPOLE_LTTNG=off"), agent, "", "0")
+			r := Run(cmd)
 			cancel()
 			if r.Err != nil || !strings.Contains(r.Stdout, "JTrace calls=") {
 				t.Fatalf("agent %v: %v\n%s%s", agent, r.Err, r.Stdout, r.Stderr)
@@ -241,12 +244,14 @@ func TestTraceStartupNoHQ(t *testing.T) {
 			if agent && r.Stderr != "" {
 				t.Errorf("agent without HQ wrote to stderr:\n%s", r.Stderr)
 			}
-			best[j] = min(best[j], r.Elapsed)
+			best[j] = min(best[j], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+			wall[j] = min(wall[j], r.Elapsed)
 		}
 	}
 	d := best[1] - best[0]
-	t.Logf("start and run, best of %d: %v without the agent, %v with it and no HQ: %+v", runs, best[0], best[1], d)
-	if d > 3*50*time.Millisecond {
-		t.Errorf("the agent without HQ adds %v to the JVM's start; want ≤ 50 ms (150 ms allowed here)", d)
+	t.Logf("JTrace start and run, best of %d: CPU %v without the agent, %v with it and no HQ (%+v); wall %v and %v (%+v)",
+		runs, best[0], best[1], d, wall[0], wall[1], wall[1]-wall[0])
+	if d > 2*50*time.Millisecond {
+		t.Errorf("the agent without HQ adds %v of CPU to the JVM's start; want ≤ 50 ms (100 ms allowed here)", d)
 	}
 }

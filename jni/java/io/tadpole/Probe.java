@@ -22,6 +22,13 @@ public final class Probe {
 	/** Milliseconds of System.nanoTime, kept by the tick thread. */
 	static volatile long tick = System.nanoTime() / 1000000L;
 
+	/**
+	 * The tracing generation: it changes each time the probes turn on. A
+	 * buffer still holding events of an earlier generation (recorded before
+	 * a stop or suspend, never handed over) drops them.
+	 */
+	static volatile int gen;
+
 	static final long ENTRY = 0, EXIT = 1, THROWN = 2, BUBBLE = 3, TIME = 4;
 
 	/** Longs per thread buffer. */
@@ -94,6 +101,7 @@ public final class Probe {
 		final long[] a = new long[SIZE];
 		int n;
 		long last = -1;
+		int bufGen = gen;
 		final long tid;
 		/** Time spent handing full buffers over, and their count. */
 		long flushNanos, flushes;
@@ -131,6 +139,12 @@ public final class Probe {
 
 		/** room makes room for a time record and two events at i. */
 		int room(long t, int i) {
+			int g = gen;
+			if (g != bufGen) {
+				bufGen = g;
+				i = 0;
+				last = -1;
+			}
 			if (i > SIZE - 3) {
 				n = 0;
 				last = -1;
@@ -159,9 +173,15 @@ public final class Probe {
 		public void run() {
 			for (;;) {
 				tick = System.nanoTime() / 1000000L;
-				boolean t = tracing0();
-				if (t != on)
+				int st = state0();
+				boolean t = (st & 1) != 0;
+				if (t != on) {
+					if (t)
+						gen++;
 					on = t;
+				}
+				if ((st & 2) != 0)
+					retransform0();
 				try {
 					Thread.sleep(t ? 1 : 20);
 				} catch (InterruptedException e) {
@@ -195,5 +215,9 @@ public final class Probe {
 
 	static native int excType0(String name);
 
-	static native boolean tracing0();
+	/** state0: bit 0 tracing, bit 1 loaded classes are to be retransformed. */
+	static native int state0();
+
+	/** retransform0 retransforms the loaded classes the policy may have changed for. */
+	static native void retransform0();
 }
