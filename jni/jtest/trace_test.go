@@ -3,6 +3,7 @@ package jtest
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -91,6 +93,12 @@ func throwLine(t *testing.T, e *Env) uint16 {
 // jt call entered, left by exit or bubble, each thread's calls nested and
 // balanced, every throw seen; and the methods of each kind of class mapped.
 func checkTrace(t *testing.T, e *Env, rep *hq.Report, c *testhq.Collector, want jtraceCounts, threads int) {
+	checkTraceOf(t, e, rep, c, want, threads, true)
+}
+
+// checkTraceOf is checkTrace; clinit false when jt/Work was initialized
+// before tracing began.
+func checkTraceOf(t *testing.T, e *Env, rep *hq.Report, c *testhq.Collector, want jtraceCounts, threads int, clinit bool) {
 	t.Helper()
 	testhq.CheckClean(t, rep, c, -1)
 	if rep.StackFaults != 0 || rep.UnmatchedExits != 0 {
@@ -105,11 +113,15 @@ func checkTrace(t *testing.T, e *Env, rep *hq.Report, c *testhq.Collector, want 
 			t.Errorf("excluded method traced: %s", sig)
 		}
 	}
-	for _, m := range []string{
-		"jt/Work.<clinit>", "jt/Work.fib", "jt/Work.<init>", "jt/Work$Inner.<init>", "jt/Work$Inner.twice",
+	kinds := []string{
+		"jt/Work.fib", "jt/Work.<init>", "jt/Work$Inner.<init>", "jt/Work$Inner.twice",
 		"jt/Work$Point.<init>", "jt/Work$Point.x", "jt/Work$Greeter.greet", "jt/Work$Hello.hello",
 		"jt/Work.lambda$job$0", "jt/Loaded.<init>", "jt/Loaded.run",
-	} {
+	}
+	if clinit {
+		kinds = append(kinds, "jt/Work.<clinit>")
+	}
+	for _, m := range kinds {
 		if _, ok := byName[m]; !ok {
 			t.Errorf("method %s not mapped; mapped: %v", m, methods)
 		}
@@ -254,4 +266,56 @@ func TestTraceStartupNoHQ(t *testing.T) {
 	if d > 2*50*time.Millisecond {
 		t.Errorf("the agent without HQ adds %v of CPU to the JVM's start; want ≤ 50 ms (100 ms allowed here)", d)
 	}
+}
+
+// TestTraceAttach: the agent attached late (jcmd JVMTI.agent_load) gives
+// probes to the classes loaded before (retransformed) and after: HQ gets
+// every call the program makes once attached.
+func TestTraceAttach(t *testing.T) {
+	e := Build(t)
+	testpeers.RequireTools(t, "jcmd")
+	h := startHQ(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	const threads = 2
+	cmd := e.traceCmd(ctx, h.env(), false, "", "attach", strconv.Itoa(threads))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "JTrace ready" {
+		t.Fatalf("no ready line: %q %v\n%s", lines.Text(), lines.Err(), stderr.String())
+	}
+	jcmd := exec.CommandContext(ctx, "jcmd", strconv.Itoa(cmd.Process.Pid), "JVMTI.agent_load", e.Lib, `"trace=jt/**,!jt/Skip"`) // quoted: jcmd takes name=value for its own options
+	if b, err := jcmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "return code: 0") {
+		t.Fatalf("jcmd: %v\n%s", err, b)
+	}
+	if _, err := stdin.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	var want jtraceCounts
+	for lines.Scan() {
+		l := lines.Text()
+		if strings.HasPrefix(l, "JTrace calls=") {
+			fmt.Sscanf(l, "JTrace calls=%d bubbles=%d throws=%d skipped=%d", &want.calls, &want.bubbles, &want.throws, &want.skipped)
+		}
+	}
+	if err := cmd.Wait(); err != nil || want.calls == 0 {
+		t.Fatalf("JTrace: %v, counts %+v\n%s", err, want, stderr.String())
+	}
+	rep, c := h.waitRun(t)
+	checkTraceOf(t, e, rep, c, want, threads, false)
+	t.Logf("attached: %+v; classes %+v", want, rep.Classes)
 }

@@ -5,7 +5,8 @@ import java.io.InputStream;
  * The method-tracing test program (jni/jtest/trace_test.go): runs package jt's
  * traced work on the main thread and on N more threads, a class from a class
  * loader of its own, then prints what jt counted of itself:
- * "JTrace calls=C bubbles=B throws=T skipped=S".
+ * "JTrace calls=C bubbles=B throws=T skipped=S". With "attach N" it runs
+ * jt once, waits for a line on stdin, then does the same with N threads.
  */
 public class JTrace {
 	/** ChildFirst defines jt.Loaded itself, from the class path's bytes. */
@@ -37,6 +38,19 @@ public class JTrace {
 	}
 
 	public static void main(String[] args) throws Exception {
+		if (args.length > 0 && args[0].equals("attach")) {
+			// Load and run jt before the agent comes: then wait for a line
+			// on stdin (the test attaches the agent meanwhile) and count
+			// afresh.
+			jt.Work.job(-1);
+			jx.Count.calls.set(0);
+			jx.Count.bubbles.set(0);
+			jx.Count.throwsHere.set(0);
+			System.out.println("JTrace ready");
+			System.out.flush();
+			new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+			args = new String[] {args.length > 1 ? args[1] : "2"};
+		}
 		int n = args.length > 0 ? Integer.parseInt(args[0]) : 2;
 		long s = jt.Work.job(-1);
 		Thread[] ts = new Thread[n];
