@@ -319,3 +319,29 @@ func TestTraceAttach(t *testing.T) {
 	checkTraceOf(t, e, rep, c, want, threads, false)
 	t.Logf("attached: %+v; classes %+v", want, rep.Classes)
 }
+
+// TestTraceSuspendStop: HQ suspends, unsuspends and stops the run while
+// the program calls; the probes switch off and on with it (the program
+// sees Probe.on follow), and the run stays clean: calls nest across the
+// data break, nothing is stamped inside the windows.
+func TestTraceSuspendStop(t *testing.T) {
+	e := Build(t)
+	h := &testHQ{testhq.Start(t, func(cfg *hq.Config) {
+		cfg.Script = "wait 300ms; suspend; wait 300ms; unsuspend; wait 300ms; stop"
+	})}
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	r := Run(e.traceCmd(ctx, h.env(), true, "trace=jt/**", "loop"))
+	if r.Err != nil || !strings.Contains(r.Stdout, "JTrace loop ons=2 offs=2 on=false") {
+		t.Fatalf("JTrace loop: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	rep, c := h.waitRun(t)
+	testhq.CheckClean(t, rep, c, -1)
+	if rep.StackFaults != 0 || rep.InWindow != 0 || len(c.Breaks()) != 1 {
+		t.Fatalf("stack faults %d, in window %d, breaks %v; want 0, 0, one", rep.StackFaults, rep.InWindow, c.Breaks())
+	}
+	if rep.Events[bytefrog.MsgMethodEntry] == 0 {
+		t.Fatal("no method entries")
+	}
+	t.Logf("%d entries, %d exits, %d unmatched exits", rep.Events[bytefrog.MsgMethodEntry], rep.Events[bytefrog.MsgMethodExit], rep.UnmatchedExits)
+}

@@ -37,6 +37,30 @@ public class JTrace {
 		}
 	}
 
+	/**
+	 * loop runs jt until the probes were switched off twice (HQ suspends,
+	 * unsuspends, then stops), at most 60 s, and prints the switches it saw
+	 * and the jt calls made while the probes were on.
+	 */
+	static void loop() throws Exception {
+		java.lang.reflect.Field on = Class.forName("io.tadpole.Probe").getField("on");
+		boolean was = false;
+		int ons = 0, offs = 0;
+		long deadline = System.nanoTime() + 60_000_000_000L;
+		while (offs < 2 && System.nanoTime() < deadline) {
+			jt.Work.fib(15);
+			boolean now = on.getBoolean(null);
+			if (now != was) {
+				if (now)
+					ons++;
+				else
+					offs++;
+				was = now;
+			}
+		}
+		System.out.println("JTrace loop ons=" + ons + " offs=" + offs + " on=" + on.getBoolean(null));
+	}
+
 	public static void main(String[] args) throws Exception {
 		if (args.length > 0 && args[0].equals("attach")) {
 			// Load and run jt before the agent comes: then wait for a line
@@ -50,6 +74,10 @@ public class JTrace {
 			System.out.flush();
 			new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
 			args = new String[] {args.length > 1 ? args[1] : "2"};
+		}
+		if (args.length > 0 && args[0].equals("loop")) {
+			loop();
+			return;
 		}
 		int n = args.length > 0 ? Integer.parseInt(args[0]) : 2;
 		long s = jt.Work.job(-1);
