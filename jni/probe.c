@@ -22,6 +22,11 @@
 static atomic_int tpj_hook_on;
 /* 1 once Probe's natives are bound. */
 static atomic_int tpj_probe_bound;
+/* 1 once the class file load hook is enabled: at VM start when the agent
+ * started, else when tracing first begins (then the loaded classes are
+ * retransformed). */
+static atomic_int tpj_hook_enabled;
+static void tpj_enable_hook(void);
 
 static jclass tpj_probe_class; /* global ref */
 static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
@@ -172,7 +177,12 @@ static jint JNICALL tpj_probe_exc_type(JNIEnv *env, jclass cls, jstring name) {
 
 static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
 	(void)env, (void)cls;
-	return (tadpole_tracing() ? 1 : 0) | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
+	int tracing = tadpole_tracing();
+	if (tracing && atomic_load(&tpj_hook_on) && !atomic_load(&tpj_hook_enabled)) {
+		tpj_enable_hook(); /* the first run began after VM start */
+		atomic_store(&tpj_retransform_wanted, 1);
+	}
+	return (tracing ? 1 : 0) | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
 }
 
 void tpj_probe_want_retransform(void) { atomic_store(&tpj_retransform_wanted, 1); }
@@ -270,7 +280,13 @@ static int tpj_exc(JNIEnv *env) {
 
 static const char *tpj_probe_classes[] = {"io/tadpole/Probe$Buf", "io/tadpole/Probe$Tick", "io/tadpole/Probe$1"};
 
-int tpj_probe_begin(JNIEnv *env) {
+/* tpj_enable_hook enables the class file load hook once. */
+static void tpj_enable_hook(void) {
+	if (!atomic_exchange(&tpj_hook_enabled, 1))
+		(*tpj_jvmti)->SetEventNotificationMode(tpj_jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
+}
+
+int tpj_probe_begin(JNIEnv *env, int started) {
 	if (!atomic_load(&tpj_hook_on))
 		return -1;
 	if (!atomic_load(&tpj_probe_bound)) {
@@ -329,7 +345,10 @@ int tpj_probe_begin(JNIEnv *env) {
 		(*env)->DeleteLocalRef(env, c);
 		atomic_store(&tpj_probe_bound, 1);
 	}
-	(*tpj_jvmti)->SetEventNotificationMode(tpj_jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
+	/* Without a run (no HQ configured) the hook waits for tracing to begin:
+	 * no class is hooked or rewritten in a JVM that is never traced. */
+	if (started)
+		tpj_enable_hook();
 	if (tadpole_tracing())
 		(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_TRUE);
 	return 0;

@@ -15,8 +15,10 @@ char *tpj_probe_onload(jvmtiEnv *jvmti, const char *options);
 /* tpj_probe_callbacks sets the class file load hook in cb. */
 void tpj_probe_callbacks(jvmtiEventCallbacks *cb);
 /* tpj_probe_begin binds io.tadpole.Probe's natives, starts its tick
- * thread and turns the probes on when tracing (VMInit, OnAttach). */
-int tpj_probe_begin(JNIEnv *env);
+ * thread, enables the class hook when the agent started (started != 0;
+ * else once tracing begins) and turns the probes on when tracing (VMInit,
+ * OnAttach). */
+int tpj_probe_begin(JNIEnv *env, int started);
 /* tpj_probe_thread_end flushes the ending thread's buffer. */
 void tpj_probe_thread_end(JNIEnv *env);
 /* tpj_probe_death turns the probes off and flushes every buffer. */
