@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -344,4 +345,67 @@ func TestTraceSuspendStop(t *testing.T) {
 		t.Fatal("no method entries")
 	}
 	t.Logf("%d entries, %d exits, %d unmatched exits", rep.Events[bytefrog.MsgMethodEntry], rep.Events[bytefrog.MsgMethodExit], rep.UnmatchedExits)
+}
+
+// TestTraceLateHQ: the JVM starts with HQ not yet there (hq_retry): its
+// classes get probes at load while nothing is recorded; once HQ answers
+// and starts the run, the probes turn on and every later call arrives.
+func TestTraceLateHQ(t *testing.T) {
+	e := Build(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	env := append(baseEnv(), "TADPOLE_HQ="+addr, "TADPOLE_HQ_RETRY=200ms", "TADPOLE_FLUSH_INTERVAL=5ms", "TADPOLE_LTTNG=off", "TADPOLE_LOG=none")
+	const threads = 2
+	cmd := e.traceCmd(ctx, env, true, "trace=jt/**,!jt/Skip", "attach", strconv.Itoa(threads))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "JTrace ready" {
+		t.Fatalf("no ready line: %q %v\n%s", lines.Text(), lines.Err(), stderr.String())
+	}
+	h := &testHQ{testhq.Start(t, func(cfg *hq.Config) { cfg.Listen = addr })}
+	r, err := h.Srv.NextRun(ctx)
+	if err != nil {
+		t.Fatalf("no run: %v\n%s", err, stderr.String())
+	}
+	if err := r.WaitMode(ctx, bytefrog.ModeTracing); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the probes' tick thread sees tracing within 20 ms
+	stdin.Write([]byte("go\n"))
+	stdin.Close()
+	var want jtraceCounts
+	for lines.Scan() {
+		if l := lines.Text(); strings.HasPrefix(l, "JTrace calls=") {
+			fmt.Sscanf(l, "JTrace calls=%d bubbles=%d throws=%d skipped=%d", &want.calls, &want.bubbles, &want.throws, &want.skipped)
+		}
+	}
+	if err := cmd.Wait(); err != nil || want.calls == 0 {
+		t.Fatalf("JTrace: %v, counts %+v\n%s", err, want, stderr.String())
+	}
+	rep, err := r.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.Collector(0)
+	<-c.Done()
+	checkTraceOf(t, e, rep, c, want, threads, false)
 }
