@@ -409,3 +409,43 @@ func TestTraceLateHQ(t *testing.T) {
 	<-c.Done()
 	checkTraceOf(t, e, rep, c, want, threads, false)
 }
+
+// TestTraceJavac: classes of a named JDK module (jdk.compiler) get probes
+// when the trace option selects them: the probes' helper on the boot class
+// path is readable from the module, and javac still compiles under
+// -Xverify:all.
+func TestTraceJavac(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "Hello.java")
+	if err := os.WriteFile(src, []byte("class Hello { public static void main(String[] a) { System.out.println(a.length); } }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "java", "-Xverify:all", "-agentpath:"+e.Lib+"=trace=com/sun/tools/javac/main/**",
+		"-m", "jdk.compiler/com.sun.tools.javac.Main", "-d", dir, src)
+	cmd.Env = h.env()
+	if r := Run(cmd); r.Err != nil {
+		t.Fatalf("javac: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Hello.class")); err != nil {
+		t.Fatal(err)
+	}
+	rep, c := h.waitRun(t)
+	testhq.CheckClean(t, rep, c, -1)
+	entries, ends := rep.Events[bytefrog.MsgMethodEntry], rep.Events[bytefrog.MsgMethodExit]+rep.Events[bytefrog.MsgExceptionBubble]
+	found := false
+	for _, sig := range c.Methods() {
+		if strings.HasPrefix(sig, "com/sun/tools/javac/main/JavaCompiler.compile;") {
+			found = true
+		}
+		if !strings.HasPrefix(sig, "com/sun/tools/javac/main/") {
+			t.Errorf("method outside the trace option: %s", sig)
+		}
+	}
+	if !found || entries == 0 || entries != ends {
+		t.Fatalf("JavaCompiler.compile mapped %v; %d entries, %d exits and bubbles", found, entries, ends)
+	}
+}
