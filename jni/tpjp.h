@@ -27,6 +27,11 @@ void tpj_probe_death(JNIEnv *env);
 /* tpj_probe_retransform retransforms the loaded classes whose probes the
  * policy may change (Agent_OnAttach; HQ's filters changed). */
 void tpj_probe_retransform(JNIEnv *env);
+/* tpj_probe_before_log hands the calling thread's probe events over
+ * before it records a log record into its C API buffer, and notes that
+ * this buffer goes first at its next probe flush: log records and calls
+ * reach HQ in the thread's order. */
+void tpj_probe_before_log(JNIEnv *env);
 /* tpj_probe_own reports whether thread is the probes' tick thread. */
 int tpj_probe_own(JNIEnv *env, jthread thread);
 

@@ -449,3 +449,43 @@ func TestTraceJavac(t *testing.T) {
 		t.Fatalf("JavaCompiler.compile mapped %v; %d entries, %d exits and bubbles", found, entries, ends)
 	}
 }
+
+// TestTraceJULOrder: JUL records logged between traced calls reach HQ
+// between them: the i-th record after the i-th entry of Work.logged and
+// before its exit.
+func TestTraceJULOrder(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	r := Run(e.traceCmd(ctx, h.env(), true, "trace=jt/**", "log"))
+	if r.Err != nil || !strings.Contains(r.Stdout, "JTrace log done") {
+		t.Fatalf("JTrace log: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	rep, c := h.waitRun(t)
+	testhq.CheckClean(t, rep, c, -1)
+	var logged int32 = -1
+	for id, sig := range c.Methods() {
+		if strings.HasPrefix(sig, "jt/Work.logged;") {
+			logged = id
+		}
+	}
+	entered, left, records := 0, 0, 0
+	for _, ev := range c.Events() {
+		switch {
+		case ev.Type == bytefrog.MsgMethodEntry && ev.Method == logged:
+			entered++
+		case ev.Type == bytefrog.MsgMethodExit && ev.Method == logged:
+			left++
+		case ev.Type == bytefrog.MsgMarker && ev.Key == "log:jtrace":
+			if want := fmt.Sprintf("INFO rec %d", records); ev.Value != want || entered != records+1 || left != records {
+				t.Fatalf("record %q at seq %d after %d entries and %d exits of Work.logged; want %q after %d and %d",
+					ev.Value, ev.Seq, entered, left, want, records+1, records)
+			}
+			records++
+		}
+	}
+	if records != 200 || entered != 200 || left != 200 {
+		t.Fatalf("%d records, %d entries, %d exits of Work.logged; want 200 each", records, entered, left)
+	}
+}
