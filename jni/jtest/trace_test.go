@@ -450,15 +450,15 @@ func TestTraceJavac(t *testing.T) {
 	}
 }
 
-// TestTraceJULOrder: JUL records logged between traced calls reach HQ
-// between them: the i-th record after the i-th entry of Work.logged and
+// TestTraceJULOrder: with jul_order=on, JUL records logged between traced
+// calls reach HQ between them: the i-th record after the i-th entry of Work.logged and
 // before its exit.
 func TestTraceJULOrder(t *testing.T) {
 	e := Build(t)
 	h := startHQ(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
-	r := Run(e.traceCmd(ctx, h.env(), true, "trace=jt/**", "log"))
+	r := Run(e.traceCmd(ctx, h.env(), true, "trace=jt/**,jul_order=on", "log"))
 	if r.Err != nil || !strings.Contains(r.Stdout, "JTrace log done") {
 		t.Fatalf("JTrace log: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
