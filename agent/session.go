@@ -323,7 +323,7 @@ func (s *session) writeControl() {
 			gap := now.Sub(lastHB)
 			if gap*2 > 3*interval {
 				s.hbLate.Add(1)
-				s.log.oncef("hb-late", LevelWarn, "heartbeat sent %v after the previous one (interval %v): "+
+				s.log.oncef("hb-late", LevelInfo, "heartbeat sent %v after the previous one (interval %v): "+
 					"the agent's threads wait for a CPU; HQ may count the run unhealthy",
 					gap.Round(time.Millisecond), interval)
 			}
