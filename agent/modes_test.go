@@ -109,6 +109,7 @@ func allModes(t *testing.T, conns int) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("agent still running 10 s after Stop")
 	}
+	sess := a.session()
 	rep, err := run.Wait(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +120,7 @@ func allModes(t *testing.T, conns int) {
 	if rep.Sequenced < 1000 || len(rep.DataBreaks) == 0 {
 		t.Fatalf("%d events, data breaks %v; want a busy run with the suspend's break", rep.Sequenced, rep.DataBreaks)
 	}
-	t.Logf("%d events, %d calls, %d unmatched exits, heartbeats %d (longest gap %v, %d late)",
-		rep.Sequenced, calls.Load(), rep.UnmatchedExits, rep.Heartbeats, rep.MaxHeartbeatGap, rep.LateHeartbeats)
+	t.Logf("%d events, %d calls, %d unmatched exits, heartbeats %d (longest gap %v, %d late; sent: longest gap %v, %d late)",
+		rep.Sequenced, calls.Load(), rep.UnmatchedExits, rep.Heartbeats, rep.MaxHeartbeatGap, rep.LateHeartbeats,
+		time.Duration(sess.hbMaxGap.Load()), sess.hbLate.Load())
 }

@@ -72,6 +72,11 @@ type session struct {
 	ctrlHigh chan []byte
 	ctrlLow  chan []byte
 	hbReset  chan time.Duration
+	// hbLate counts heartbeats written more than 1.5 intervals after the
+	// previous one, hbMaxGap is the longest such gap (ns): the agent's own
+	// view of its timeliness, whatever the network and HQ add.
+	hbLate   atomic.Int64
+	hbMaxGap atomic.Int64
 	// flushed is signalled by the control writer when it reaches a nil
 	// message in ctrlHigh: everything queued before it is written.
 	flushed chan struct{}
@@ -311,6 +316,24 @@ func (s *session) writeControl() {
 		}
 		return true
 	}
+	var lastHB time.Time
+	beat := func() bool {
+		now := time.Now()
+		if !lastHB.IsZero() {
+			gap := now.Sub(lastHB)
+			if gap*2 > 3*interval {
+				s.hbLate.Add(1)
+				s.log.oncef("hb-late", LevelInfo, "heartbeat sent %v after the previous one (interval %v): "+
+					"the agent's threads wait for a CPU; HQ may count the run unhealthy",
+					gap.Round(time.Millisecond), interval)
+			}
+			if int64(gap) > s.hbMaxGap.Load() {
+				s.hbMaxGap.Store(int64(gap))
+			}
+		}
+		lastHB = now
+		return write(s.heartbeat())
+	}
 	for {
 		select {
 		case b := <-s.ctrlHigh:
@@ -331,8 +354,9 @@ func (s *session) writeControl() {
 			}
 		case d := <-s.hbReset:
 			tick.Reset(d)
+			interval = d
 		case <-tick.C:
-			if !write(s.heartbeat()) {
+			if !beat() {
 				return
 			}
 		case <-s.failCh:
