@@ -38,6 +38,9 @@ const (
 	CompressS2   Compression = iota // S2 framed stream (the default)
 	CompressZstd                    // one zstd stream
 	CompressNone                    // the records as they are
+	// CompressColumns is tadpole's own layout: events in per-thread
+	// columns, in zstd blocks (TraceFormatColumns, docs/tracefile.md).
+	CompressColumns
 )
 
 // traceCodec describes one Compression: its name, how trace files written
@@ -116,7 +119,13 @@ var traceCodecs = [...]traceCodec{
 		},
 		newReader: func(r io.Reader) (io.Reader, func(), error) { return r, nil, nil },
 	},
+	// The columnar file is written by a colEncoder and read by a
+	// colDecoder: its blocks carry their own zstd frames.
+	CompressColumns: {name: "columns", ext: ".col", magic: []string{columnsMagic}},
 }
+
+// columnsMagic starts a columnar trace file: the header's magic and format.
+const columnsMagic = TraceMagic + "\x00\x02"
 
 // flushCloser makes a buffered writer's Close flush it.
 type flushCloser struct{ *bufio.Writer }
@@ -141,26 +150,29 @@ func (c Compression) Ext() string {
 	return TraceExt
 }
 
-// ParseCompression returns the Compression named s: "s2", "zstd" or "none".
+// ParseCompression returns the Compression named s: "columns", "s2", "zstd"
+// or "none".
 func ParseCompression(s string) (Compression, error) {
 	for i := range traceCodecs {
 		if traceCodecs[i].name == s {
 			return Compression(i), nil
 		}
 	}
-	return 0, fmt.Errorf("%w: compression %q (want s2, zstd or none)", ErrConfig, s)
+	return 0, fmt.Errorf("%w: compression %q (want columns, s2, zstd or none)", ErrConfig, s)
 }
 
-// detectCompression tells the stream by its first bytes.
+// detectCompression tells the stream by its first bytes, the longest
+// magic that matches.
 func detectCompression(head []byte) (Compression, bool) {
+	best, found, size := Compression(0), false, 0
 	for i := range traceCodecs {
 		for _, m := range traceCodecs[i].magic {
-			if len(head) >= len(m) && string(head[:len(m)]) == m {
-				return Compression(i), true
+			if len(head) >= len(m) && string(head[:len(m)]) == m && len(m) > size {
+				best, found, size = Compression(i), true, len(m)
 			}
 		}
 	}
-	return 0, false
+	return best, found
 }
 
 // countingReader counts the bytes read from a trace file and notes its

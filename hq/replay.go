@@ -35,6 +35,8 @@ type TraceReader struct {
 	hdr     [recHeaderSize]byte
 	buf     []byte // grow-only, up to MaxTraceRecord
 	err     error  // sticky
+	col     *colDecoder
+	cu      unit // the unit Next last read from col
 }
 
 // NewTraceReader reads the header of the trace file in r, in any
@@ -51,12 +53,23 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 		return nil, fmt.Errorf("%w: unknown stream: it starts % x, not S2, zstd or %q", ErrTraceFormat,
 			head[:min(len(head), maxMagicSize)], TraceMagic)
 	}
-	if c == CompressNone {
+	if c == CompressNone || c == CompressColumns {
 		tr, err := newRawTraceReader(br)
 		if err != nil {
 			return nil, err
 		}
+		if want := map[Compression]uint16{CompressNone: TraceFormat, CompressColumns: TraceFormatColumns}[c]; tr.h.Format != want {
+			return nil, fmt.Errorf("%w: format version %d in a %v file", ErrTraceFormat, tr.h.Format, c)
+		}
 		tr.comp = c
+		if c == CompressColumns {
+			d := bytefrog.Dialect{Version: tr.h.Version, Flavor: tr.h.Flavor, MaxConfigSize: int(tr.h.MaxConfigSize)}
+			off := int64(traceHeaderSize + len(tr.h.Agent))
+			if tr.col, err = newColDecoder(tr.r, off, d); err != nil {
+				return nil, err
+			}
+			tr.release = tr.col.close
+		}
 		return tr, nil
 	}
 	dec, release, err := traceCodecs[c].newReader(br)
@@ -111,6 +124,9 @@ func (tr *TraceReader) Next(rec *TraceRecord) error {
 }
 
 func (tr *TraceReader) next(rec *TraceRecord) error {
+	if tr.col != nil {
+		return tr.nextColumns(rec)
+	}
 	if _, err := io.ReadFull(tr.r, tr.hdr[:]); err != nil {
 		if err == io.EOF {
 			return io.EOF
@@ -143,6 +159,24 @@ func (tr *TraceReader) next(rec *TraceRecord) error {
 		}
 	}
 	*rec = TraceRecord{Kind: kind, Conn: conn, Time: time.Duration(t) * time.Millisecond, Data: tr.buf}
+	return nil
+}
+
+// nextColumns reads the next unit of a columnar file as a record: data
+// received holds its whole messages, the unsequenced ones first.
+func (tr *TraceReader) nextColumns(rec *TraceRecord) error {
+	u := &tr.cu
+	if err := tr.col.next(u); err != nil {
+		return err
+	}
+	data := u.raw
+	if u.s != nil {
+		tr.buf = append(tr.buf[:0], u.raw...)
+		data = tr.buf
+		u.s.unref()
+		u.s = nil
+	}
+	*rec = TraceRecord{Kind: u.kind, Conn: u.conn, Time: time.Duration(u.t) * time.Millisecond, Data: data}
 	return nil
 }
 
@@ -232,52 +266,63 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 		ended   bool
 	)
 	for !ended {
-		if err := tr.Next(&rec); err != nil {
-			if err != io.EOF {
-				readErr = err
+		var u unit
+		if tr.col != nil {
+			if err := tr.col.next(&u); err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				break
 			}
-			break
+		} else {
+			if err := tr.Next(&rec); err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				break
+			}
+			u = unit{kind: rec.Kind, conn: rec.Conn, t: uint32(rec.Time / time.Millisecond), raw: rec.Data}
 		}
-		u := unit{kind: rec.Kind, conn: rec.Conn, t: uint32(rec.Time / time.Millisecond), raw: rec.Data}
 		var p *chunkParser
-		if int(rec.Conn) < len(parsers) {
-			p = parsers[rec.Conn]
+		if int(u.conn) < len(parsers) {
+			p = parsers[u.conn]
 		}
-		switch rec.Kind {
+		switch u.kind {
 		case RecordRecv:
-			if rec.Conn == controlConn {
-				c.handle(&u)
+			if u.conn == controlConn || u.s != nil {
+				c.handle(&u) // the core takes the slab's reference
 				break
 			}
 			if p == nil {
 				c.handle(&u) // the core notes data for a connection not open
 				break
 			}
-			p.feed(rec.Data, func(pu *unit) {
-				pu.conn, pu.t = rec.Conn, u.t
+			t := u.t
+			p.feed(u.raw, func(pu *unit) {
+				pu.conn, pu.t = u.conn, t
 				c.handle(pu)
 			})
 		case RecordOpen:
-			if rec.Conn != controlConn && int(rec.Conn) < len(parsers) && p == nil {
-				parsers[rec.Conn] = newChunkParser(cc.dialect, 1)
+			if u.conn != controlConn && int(u.conn) < len(parsers) && p == nil {
+				parsers[u.conn] = newChunkParser(cc.dialect, 1)
 			}
 			c.handle(&u)
 		case RecordClose:
 			if p != nil {
-				u.pending = p.pending()
+				u.pending = max(u.pending, p.pending())
 				p.close()
-				parsers[rec.Conn] = nil
+				parsers[u.conn] = nil
 			}
 			c.handle(&u)
 		case RecordEnd:
 			ended = true
 			c.t = u.t
-			ok := len(rec.Data) > 0 && rec.Data[0] == 1
+			ok := len(u.raw) > 0 && u.raw[0] == 1
 			if !ok && !c.failed {
 				c.failed = true
 				c.rep.Reason = "failed"
-				if len(rec.Data) > 1 {
-					c.rep.Reason = string(rec.Data[1:])
+				if len(u.raw) > 1 {
+					c.rep.Reason = string(u.raw[1:])
 				}
 			}
 		default:

@@ -1,0 +1,215 @@
+package hq
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// msgLog is a Processor that keeps what it is given, in order: every
+// message's fields and every data break.
+type msgLog struct {
+	lines []string
+	rep   *Report
+}
+
+func (l *msgLog) Message(m *bytefrog.Msg) {
+	text, value := m.Text, m.Value
+	switch m.Type {
+	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble,
+		bytefrog.MsgMethodVisit, bytefrog.MsgHeartbeat, bytefrog.MsgDataBreak, bytefrog.MsgMapSourceLocation,
+		bytefrog.MsgSourceLocationCount:
+		text, value = nil, nil // not fields of these
+	}
+	l.lines = append(l.lines, fmt.Sprintf("%v seq=%d t=%d tid=%d m=%d x=%d sl=%d line=%d thrown=%v mode=%v text=%q value=%q",
+		m.Type, m.Seq, m.RelTime, m.ThreadID, m.MethodID, m.ExceptionID, m.SourceLocationID, m.Line, m.ExceptionThrown,
+		m.Mode, text, value))
+}
+
+func (l *msgLog) DataBreak(seq int32) { l.lines = append(l.lines, fmt.Sprintf("break %d", seq)) }
+func (l *msgLog) Finish(r *Report)    { l.rep = r }
+
+// sameReplay replays the two files and compares their reports (but the
+// file name) and everything their processors saw.
+func sameReplay(t *testing.T, want, got string) {
+	t.Helper()
+	var lw, lg msgLog
+	rw, errw := ReplayFile(want, &ReplayOptions{Processors: []Processor{&lw}})
+	rg, errg := ReplayFile(got, &ReplayOptions{Processors: []Processor{&lg}})
+	if (errw == nil) != (errg == nil) {
+		t.Fatalf("replay errors %v and %v", errw, errg)
+	}
+	sameReport(t, rw, rg)
+	if len(lw.lines) != len(lg.lines) {
+		t.Errorf("%d messages replayed; want %d", len(lg.lines), len(lw.lines))
+	}
+	for i := range min(len(lw.lines), len(lg.lines)) {
+		if lw.lines[i] != lg.lines[i] {
+			t.Fatalf("message %d: %s\nwant %s", i, lg.lines[i], lw.lines[i])
+		}
+	}
+}
+
+func sameReport(t *testing.T, want, got *Report) {
+	t.Helper()
+	gv, wv := reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()
+	for i := range gv.NumField() {
+		name := gv.Type().Field(i).Name
+		if name == "TraceFile" {
+			continue
+		}
+		if g, w := gv.Field(i).Interface(), wv.Field(i).Interface(); !reflect.DeepEqual(g, w) {
+			t.Errorf("%s = %v; want %v", name, g, w)
+		}
+	}
+}
+
+// TestColumnsScripted writes every scripted trace (gaps, duplicates,
+// numbers going backwards, breaks, failures, Code Pulse) as a columnar
+// file and as records; both replay to the same report and messages.
+func TestColumnsScripted(t *testing.T) {
+	dir := t.TempDir()
+	for _, s := range append(seedTraces(t), bigTrace(t, 50_000)) {
+		t.Run(s.name, func(t *testing.T) {
+			orig := filepath.Join(dir, s.name+CompressNone.Ext())
+			col := filepath.Join(dir, s.name+CompressColumns.Ext())
+			s.write(t, orig, CompressNone)
+			s.write(t, col, CompressColumns)
+			tr := openTrace(t, col)
+			if h, want := tr.Header(), s.h; h.Format != TraceFormatColumns || (func() bool {
+				h.Format = want.Format
+				return !reflect.DeepEqual(h, want)
+			})() {
+				t.Errorf("header %+v; want %+v in format %d", tr.Header(), s.h, TraceFormatColumns)
+			}
+			sameReplay(t, orig, col)
+		})
+	}
+}
+
+// TestColumnsErrors: damaged, cut and oversized files give ErrTraceFormat
+// or ErrTraceTooLarge naming the block's file offset, replay what came
+// before, and allocate no more than they hold.
+func TestColumnsErrors(t *testing.T) {
+	dir := t.TempDir()
+	big := bigTrace(t, 300_000)
+	path := filepath.Join(dir, "big"+CompressColumns.Ext())
+	big.write(t, path, CompressColumns)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr := traceHeaderSize + len(big.h.Agent)
+	// Offsets of the blocks.
+	var offs []int
+	for o := hdr; o < len(b); {
+		offs = append(offs, o)
+		o += blockHeaderSize + int(uint32(b[o+4])<<24|uint32(b[o+5])<<16|uint32(b[o+6])<<8|uint32(b[o+7]))
+	}
+	if len(offs) < 2 {
+		t.Fatalf("%d blocks; want several", len(offs))
+	}
+	last := offs[len(offs)-1]
+	flip := func(at int) []byte {
+		c := bytes.Clone(b)
+		c[at] ^= 0x55
+		return c
+	}
+	withHead := func(raw, comp uint32) []byte {
+		c := bytes.Clone(b[:last])
+		return append(c, byte(raw>>24), byte(raw>>16), byte(raw>>8), byte(raw), byte(comp>>24), byte(comp>>16),
+			byte(comp>>8), byte(comp))
+	}
+	for _, tc := range []struct {
+		name   string
+		b      []byte
+		want   error
+		text   string
+		replay bool
+	}{
+		{"cut in a block", b[:last+20], ErrTraceFormat, fmt.Sprintf("block at file offset %d", last), true},
+		{"cut in a block header", b[:last+3], ErrTraceFormat, fmt.Sprintf("block at file offset %d", last), true},
+		{"damaged", flip(last + 30), ErrTraceFormat, fmt.Sprintf("block at file offset %d", last), true},
+		{"huge block", withHead(maxColBlock+1, 100), ErrTraceTooLarge, fmt.Sprintf("offset %d", last), true},
+		{"huge frame", withHead(100, 1<<31), ErrTraceTooLarge, fmt.Sprintf("offset %d", last), true},
+		{"length lies", withHead(1<<20, 1<<20), ErrTraceFormat, "cut short", true},
+		{"first block damaged", flip(offs[0] + 12), ErrTraceFormat, fmt.Sprintf("block at file offset %d", offs[0]), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			rep, err := Replay(bytes.NewReader(tc.b), nil)
+			runtime.ReadMemStats(&after)
+			t.Log(err)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
+				t.Fatalf("error %v; want %v with %q", err, tc.want, tc.text)
+			}
+			if tc.replay && (rep == nil || rep.Sequenced == 0 || rep.OK) {
+				t.Errorf("report %v; want a failed report with the events before the damage", rep)
+			}
+			if d := after.TotalAlloc - before.TotalAlloc; d > 48<<20 {
+				t.Errorf("allocated %d bytes for a %d-byte file", d, len(tc.b))
+			}
+		})
+	}
+	rep, err := Replay(bytes.NewReader(b), nil)
+	if err != nil || !rep.OK || rep.Sequenced < 300_000 {
+		t.Errorf("whole file: %v, %v; want a complete run", rep, err)
+	}
+}
+
+// FuzzColumns feeds arbitrary columnar files to the reader and the replay:
+// no panic, bounded memory, every error ErrTraceFormat or ErrTraceTooLarge.
+// The seeds are the columnar files in testdata/.
+func FuzzColumns(f *testing.F) {
+	names, _ := filepath.Glob(filepath.Join("testdata", "*"+CompressColumns.Ext()))
+	if len(names) == 0 {
+		f.Fatal("no columnar trace files in testdata/")
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, err := NewTraceReader(bytes.NewReader(b))
+		if err != nil {
+			if !errors.Is(err, ErrTraceFormat) {
+				t.Fatalf("NewTraceReader: %v; want ErrTraceFormat", err)
+			}
+			return
+		}
+		var rec TraceRecord
+		for {
+			err := tr.Next(&rec)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				if !errors.Is(err, ErrTraceFormat) && !errors.Is(err, ErrTraceTooLarge) {
+					t.Fatalf("Next: %v; want ErrTraceFormat or ErrTraceTooLarge", err)
+				}
+				break
+			}
+		}
+		tr.Close()
+		rep, err := Replay(bytes.NewReader(b), nil)
+		if rep == nil {
+			t.Fatalf("replay returned no report: %v", err)
+		}
+		if err != nil && !errors.Is(err, ErrTraceFormat) && !errors.Is(err, ErrTraceTooLarge) {
+			t.Fatalf("Replay: %v; want ErrTraceFormat or ErrTraceTooLarge", err)
+		}
+	})
+}

@@ -1,0 +1,118 @@
+package hq
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The columnar trace file (TraceFormatColumns, docs/tracefile.md). After
+// the header, uncompressed as in format 1, come blocks:
+//
+//	block:
+//	  rawLen   u32  bytes of the payload once decompressed (≤ maxColBlock)
+//	  compLen  u32  bytes that follow (≤ maxColComp)
+//	  payload  compLen bytes: one zstd frame
+//
+// A payload holds whole units (what the core took, in its order) and the
+// columns of their events:
+//
+//	payload:
+//	  section lengths, uvarint each: units, order, seqs, threads, blob
+//	  units    nUnits, then per unit: kind u8, conn uvarint, dt uvarint
+//	           (ms since the previous unit, mod 2^32), then by kind:
+//	             data received, parsed: mode 0, bytes received, nUnseq, nSeq, perr (uvarint
+//	             n + n bytes, empty for none)
+//	             data received, unparsed: mode 1, n + n bytes
+//	             close of a data connection: pending uvarint, n + n bytes
+//	             otherwise: n + n bytes
+//	  order    per sequenced event in arrival order: thread slot uvarint
+//	           (0: a Marker, whose bytes are the next in the blob)
+//	  seqs     runs of consecutive sequence numbers over the block's
+//	           events: zigzag(start − expected), count; expected starts at
+//	           0 and is one past the end of the previous run
+//	  threads  nThreads, then per slot 1..n: tid uvarint, stream length
+//	           uvarint; then the streams, one after the other. A stream
+//	           holds its thread's events in order: code u8 (colKind, plus
+//	           colTop when the method is the top of the thread's call
+//	           stack and not written), zigzag(relTime − thread's previous),
+//	           method uvarint unless colTop, then per kind: exit: line+1
+//	           (Bytefrog; 0 = unknown) or the thrown flag (Code Pulse);
+//	           exception: exception id, line+1; bubble: exception id;
+//	           visit: source location id
+//	  blob     unsequenced messages of the data units in order, then each
+//	           unit's markers, each as n uvarint + n bytes of Bytefrog
+//
+// Every block starts afresh: thread slots, call stacks, previous times and
+// the expected sequence number are not carried over, so a block decodes on
+// its own and a damaged one does not spoil the next.
+
+// colKind is the kind of an event in a thread stream.
+type colKind uint8
+
+const (
+	colEntry     colKind = 1
+	colExit      colKind = 2
+	colException colKind = 3
+	colBubble    colKind = 4
+	colVisit     colKind = 5
+	// colTop marks an event whose method is the top of its thread's call
+	// stack, so that the method id is not written.
+	colTop  = 0x10
+	colMask = 0x0f
+)
+
+var colKindNames = [...]string{colEntry: "entry", colExit: "exit", colException: "exception", colBubble: "bubble",
+	colVisit: "visit"}
+
+func (k colKind) String() string {
+	if int(k) < len(colKindNames) && colKindNames[k] != "" {
+		return colKindNames[k]
+	}
+	return fmt.Sprintf("UNKNOWN_COLUMN_KIND_%d", uint8(k))
+}
+
+// Unit modes of data received.
+const (
+	colParsed   = 0
+	colUnparsed = 1
+)
+
+const (
+	// TraceFormatColumns is the format of the columnar trace file.
+	TraceFormatColumns = 2
+	// colSections is the number of payload sections.
+	colSections = 5
+	// blockHeaderSize is a block's rawLen and compLen.
+	blockHeaderSize = 2 * i32Size
+	// maxColBlock caps a block's payload; the writer ends a block long
+	// before (colFlushBytes).
+	maxColBlock = 64 << 20
+	// maxColComp caps a block's compressed size.
+	maxColComp = maxColBlock + maxColBlock/64 + 1024
+	// colFlushEvents and colFlushBytes end a block: zstd needs a few
+	// hundred kilobytes to find the repeats of a run, and a reader holds
+	// one block at a time.
+	colFlushEvents = 1 << 18
+	colFlushBytes  = 8 << 20
+	// colFlushMs ends a block when the run's clock has moved on this far
+	// since the block began, so that the file keeps up with a slow run.
+	colFlushMs = 1000
+	// maxStack bounds the call stack a thread keeps for colTop.
+	maxStack = 256
+	// maxVerbatim caps a message kept as it is in the blob: the largest
+	// data message (a Marker with two full strings) is 131083 bytes.
+	maxVerbatim = 1<<17 + 512
+)
+
+// zigzag maps a signed difference to an unsigned varint value.
+func zigzag(v int32) uint64 { return uint64(uint32(v<<1) ^ uint32(v>>31)) }
+
+func unzigzag(u uint64) int32 { return int32(uint32(u>>1)) ^ -int32(u&1) }
+
+// putUvarint appends v; the common one-byte case is inlined.
+func putUvarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return binary.AppendUvarint(b, v)
+}
