@@ -15,7 +15,7 @@ import (
 // decoded.
 type colThreadState struct {
 	tid      uint16
-	b        []byte // the rest of the thread's stream
+	cols     [colThreadCols][]byte // the rest of each of the thread's columns
 	lastTime int32
 	stack    []int32
 }
@@ -40,6 +40,9 @@ type colDecoder struct {
 	blob   []byte
 	thr    []colThreadState
 	nUnits uint64
+
+	nibbles bool // the order column holds two slots a byte
+	half    bool // the next slot is the high nibble of c.order[0]
 
 	runBase, nextSeq int32
 	runLeft          uint64
@@ -143,8 +146,12 @@ func (c *colDecoder) sections(p []byte) error {
 	}
 	take := func(n uint64) []byte { b := p[:n:n]; p = p[n:]; return b }
 	c.units, c.order, c.seqs = take(lens[0]), take(lens[1]), take(lens[2])
-	thr, blob := take(lens[3]), take(lens[4])
-	c.blob = blob
+	thr := take(lens[3])
+	var cols [colThreadCols][]byte
+	for j := range cols {
+		cols[j] = take(lens[4+j])
+	}
+	c.blob = take(lens[4+colThreadCols])
 	var ok bool
 	if c.nUnits, c.units, ok = uvarint(c.units); !ok {
 		return c.errf("unit count")
@@ -154,28 +161,31 @@ func (c *colDecoder) sections(p []byte) error {
 		return c.errf("thread count")
 	}
 	c.thr = c.thr[:0]
-	lensThr := make([]uint64, nThr)
 	for i := range nThr {
-		var tid, l uint64
+		var tid uint64
 		if tid, thr, ok = uvarint(thr); !ok || tid >= 1<<16 {
 			return c.errf("thread %d: id", i)
 		}
-		if l, thr, ok = uvarint(thr); !ok {
-			return c.errf("thread %d: stream length", i)
-		}
 		c.thr = append(c.thr, colThreadState{tid: uint16(tid), stack: c.stackFor(len(c.thr))})
-		lensThr[i] = l
-	}
-	for i, l := range lensThr {
-		if l > uint64(len(thr)) {
-			return c.errf("thread %d: stream of %d bytes, %d left", i, l, len(thr))
+		th := &c.thr[i]
+		for j := range th.cols {
+			var l uint64
+			if l, thr, ok = uvarint(thr); !ok || l > uint64(len(cols[j])) {
+				return c.errf("thread %d: column %d length", i, j)
+			}
+			th.cols[j], cols[j] = cols[j][:l:l], cols[j][l:]
 		}
-		c.thr[i].b, thr = thr[:l:l], thr[l:]
 	}
 	if len(thr) != 0 {
-		return c.errf("%d bytes after the thread streams", len(thr))
+		return c.errf("%d bytes after the thread table", len(thr))
+	}
+	for j := range cols {
+		if len(cols[j]) != 0 {
+			return c.errf("column %d: %d bytes belong to no thread", j, len(cols[j]))
+		}
 	}
 	c.runBase, c.nextSeq, c.runLeft, c.bad = 0, 0, 0, false
+	c.nibbles, c.half = len(c.thr) <= maxNibbleSlots, false
 	return nil
 }
 
@@ -234,12 +244,20 @@ func (c *colDecoder) next(u *unit) error {
 		return c.dataUnit(u)
 	}
 	for c.nUnits == 0 {
+		if c.half { // the pad nibble
+			if c.order[0]>>4 != 0 {
+				return c.errf("event order: pad nibble %d", c.order[0]>>4)
+			}
+			c.order, c.half = c.order[1:], false
+		}
 		if len(c.units) != 0 || len(c.order) != 0 || len(c.seqs) != 0 || len(c.blob) != 0 {
 			return c.errf("bytes left after the last unit")
 		}
 		for i := range c.thr {
-			if len(c.thr[i].b) != 0 {
-				return c.errf("thread %d: %d bytes left after its events", c.thr[i].tid, len(c.thr[i].b))
+			for j := range c.thr[i].cols {
+				if len(c.thr[i].cols[j]) != 0 {
+					return c.errf("thread %d: %d bytes left in column %d", c.thr[i].tid, len(c.thr[i].cols[j]), j)
+				}
 			}
 		}
 		if err := c.block(); err != nil {
@@ -364,8 +382,18 @@ const maxFixed = bytefrog.ExceptionSize
 func (c *colDecoder) events(s *slab, w int) (int, error) {
 	raw := s.raw
 	for c.remEv > 0 {
-		order := c.order
-		slot := c.uv(&c.order)
+		order, half := c.order, c.half
+		var slot uint64
+		switch {
+		case !c.nibbles:
+			slot = c.uv(&c.order)
+		case len(c.order) == 0:
+			c.bad = true
+		case c.half:
+			slot, c.order, c.half = uint64(c.order[0]>>4), c.order[1:], false
+		default:
+			slot, c.half = uint64(c.order[0]&0x0f), true
+		}
 		if c.bad || slot > uint64(len(c.thr)) {
 			return w, c.errf("event order: thread slot")
 		}
@@ -378,7 +406,7 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 			need = n
 		}
 		if need > uint64(len(raw)-w) {
-			c.order = order // in the next slab
+			c.order, c.half = order, half // in the next slab
 			return w, nil
 		}
 		if c.runLeft == 0 {
@@ -410,15 +438,18 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 			continue
 		}
 		th := &c.thr[slot-1]
-		b := th.b
-		if len(b) == 0 {
-			return w, c.errf("thread %d: stream ends early", th.tid)
+		kinds := th.cols[colKinds]
+		if len(kinds) == 0 {
+			return w, c.errf("thread %d: kind column ends early", th.tid)
 		}
-		code := b[0]
-		b = b[1:]
-		k := colKind(code & colMask)
-		rel := th.lastTime + unzigzag(c.uv(&b))
-		th.lastTime = rel
+		code := colKind(kinds[0])
+		th.cols[colKinds] = kinds[1:]
+		k := code & colMask
+		rel := th.lastTime
+		if code&colTime != 0 {
+			rel += unzigzag(c.uv(&th.cols[colTimes]))
+			th.lastTime = rel
+		}
 		var method uint64
 		if code&colTop != 0 {
 			if len(th.stack) == 0 || k == colEntry || k == colVisit {
@@ -426,11 +457,20 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 			}
 			method = uint64(uint32(th.stack[len(th.stack)-1]))
 		} else {
-			method = c.uv(&b)
+			lo := th.cols[colMethods]
+			if len(lo) == 0 {
+				return w, c.errf("thread %d: method column ends early", th.tid)
+			}
+			th.cols[colMethods] = lo[1:]
+			method = uint64(lo[0])
+			if method >= 0x80 {
+				method = method&0x7f | c.uv(&th.cols[colMethodsHi])<<7
+			}
 		}
-		if code&^(colTop|colMask) != 0 || method > 1<<32-1 {
+		if code&^(colTop|colTime|colMask) != 0 || method > 1<<32-1 {
 			return w, c.errf("thread %d: event code %#x", th.tid, code)
 		}
+		b := th.cols[colExtras]
 		o := raw[w:]
 		var size int
 		switch k {
@@ -500,7 +540,7 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 		binary.BigEndian.PutUint32(o[offRelTime:], uint32(rel))
 		binary.BigEndian.PutUint32(o[offSeq:], uint32(seq))
 		binary.BigEndian.PutUint32(o[offMethod:], uint32(method))
-		th.b = b
+		th.cols[colExtras] = b
 		s.ev = append(s.ev, event{seq: seq, off: uint32(w)})
 		w += size
 	}

@@ -11,7 +11,7 @@ import (
 // colThread is one thread's state in the block being built.
 type colThread struct {
 	tid      uint16
-	buf      []byte
+	cols     [colThreadCols][]byte
 	lastTime int32
 	stack    []int32
 }
@@ -44,13 +44,15 @@ type colEncoder struct {
 	open       [MaxDataConnsLimit + 1]bool
 	payload    []byte
 	comp       []byte
+	thrHead    []byte
+	unitCount  []byte
 	blocks     int64
 	rawBytes   int64
 	writeBytes int64
 }
 
 func newColEncoder(w io.Writer, d bytefrog.Dialect) (*colEncoder, error) {
-	zen, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
+	zen, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 		zstd.WithWindowSize(colWindow))
 	if err != nil {
 		return nil, err
@@ -201,7 +203,11 @@ func (e *colEncoder) event(b []byte, seq int32) {
 	if slot == 0 {
 		if n := len(e.thr); n < cap(e.thr) {
 			e.thr = e.thr[:n+1]
-			e.thr[n].tid, e.thr[n].buf, e.thr[n].stack, e.thr[n].lastTime = tid, e.thr[n].buf[:0], e.thr[n].stack[:0], 0
+			th := &e.thr[n]
+			th.tid, th.stack, th.lastTime = tid, th.stack[:0], 0
+			for i := range th.cols {
+				th.cols[i] = th.cols[i][:0]
+			}
 		} else {
 			e.thr = append(e.thr, colThread{tid: tid})
 		}
@@ -217,12 +223,17 @@ func (e *colEncoder) event(b []byte, seq int32) {
 	if top {
 		code |= colTop
 	}
-	buf := append(th.buf, code)
-	buf = putUvarint(buf, zigzag(rel-th.lastTime))
-	th.lastTime = rel
-	if !top {
-		buf = putUvarint(buf, uint64(uint32(method)))
+	if rel != th.lastTime {
+		code |= colTime
+		th.cols[colTimes] = putUvarint(th.cols[colTimes], zigzag(rel-th.lastTime))
+		th.lastTime = rel
 	}
+	th.cols[colKinds] = append(th.cols[colKinds], code)
+	if !top {
+		th.cols[colMethods], th.cols[colMethodsHi] = putSplit(th.cols[colMethods], th.cols[colMethodsHi],
+			uint64(uint32(method)))
+	}
+	x := th.cols[colExtras]
 	switch k {
 	case colEntry:
 		if len(th.stack) < maxStack {
@@ -230,21 +241,21 @@ func (e *colEncoder) event(b []byte, seq int32) {
 		}
 	case colExit:
 		if e.d.Flavor == bytefrog.FlavorCodePulse {
-			buf = putUvarint(buf, uint64(b[offField4]))
+			x = putUvarint(x, uint64(b[offField4]))
 		} else {
-			buf = putUvarint(buf, uint64(get16(b[offField4:])+1))
+			x = putUvarint(x, uint64(get16(b[offField4:])+1))
 		}
 		th.pop()
 	case colException:
-		buf = putUvarint(buf, uint64(uint32(get32(b[offField4:]))))
-		buf = putUvarint(buf, uint64(get16(b[offField5:])+1))
+		x = putUvarint(x, uint64(uint32(get32(b[offField4:]))))
+		x = putUvarint(x, uint64(get16(b[offField5:])+1))
 	case colBubble:
-		buf = putUvarint(buf, uint64(uint32(get32(b[offField4:]))))
+		x = putUvarint(x, uint64(uint32(get32(b[offField4:]))))
 		th.pop()
 	case colVisit:
-		buf = putUvarint(buf, uint64(uint32(get32(b[offField4:]))))
+		x = putUvarint(x, uint64(uint32(get32(b[offField4:]))))
 	}
-	th.buf = buf
+	th.cols[colExtras] = x
 }
 
 func (th *colThread) pop() {
@@ -269,32 +280,53 @@ func (e *colEncoder) flush() error {
 		return nil
 	}
 	e.endRun()
-	var thr []byte
-	thr = putUvarint(thr, uint64(len(e.thr)))
+	thr := putUvarint(e.thrHead[:0], uint64(len(e.thr)))
+	var colLen [colThreadCols]int
 	for i := range e.thr {
 		thr = putUvarint(thr, uint64(e.thr[i].tid))
-		thr = putUvarint(thr, uint64(len(e.thr[i].buf)))
+		for j, c := range e.thr[i].cols {
+			thr = putUvarint(thr, uint64(len(c)))
+			colLen[j] += len(c)
+		}
 	}
-	thrHead := len(thr)
-	var units []byte
-	units = putUvarint(units, uint64(e.nUnits))
+	e.thrHead = thr
+	units := putUvarint(e.unitCount[:0], uint64(e.nUnits))
+	e.unitCount = units
 	p := e.payload[:0]
 	p = putUvarint(p, uint64(len(units)+len(e.units)))
-	p = putUvarint(p, uint64(len(e.order)))
-	p = putUvarint(p, uint64(len(e.seqs)))
-	thrLen := thrHead
-	for i := range e.thr {
-		thrLen += len(e.thr[i].buf)
+	if len(e.thr) <= maxNibbleSlots {
+		p = putUvarint(p, uint64((len(e.order)+1)/2))
+	} else {
+		p = putUvarint(p, uint64(len(e.order)))
 	}
-	p = putUvarint(p, uint64(thrLen))
+	p = putUvarint(p, uint64(len(e.seqs)))
+	p = putUvarint(p, uint64(len(thr)))
+	for _, l := range colLen {
+		p = putUvarint(p, uint64(l))
+	}
 	p = putUvarint(p, uint64(len(e.blob)))
 	p = append(p, units...)
 	p = append(p, e.units...)
 	p = append(p, e.order...)
+	if len(e.thr) <= maxNibbleSlots {
+		// Slots fit in a nibble: two per byte, the first in the low half.
+		o := p[len(p)-len(e.order):]
+		n := (len(o) + 1) / 2
+		for i := range n {
+			hi := byte(0)
+			if 2*i+1 < len(o) {
+				hi = o[2*i+1]
+			}
+			o[i] = o[2*i] | hi<<4
+		}
+		p = p[:len(p)-len(o)+n]
+	}
 	p = append(p, e.seqs...)
 	p = append(p, thr...)
-	for i := range e.thr {
-		p = append(p, e.thr[i].buf...)
+	for j := range colLen {
+		for i := range e.thr {
+			p = append(p, e.thr[i].cols[j]...)
+		}
 	}
 	p = append(p, e.blob...)
 	e.payload = p
