@@ -66,11 +66,11 @@ const (
 
 // The columns of a thread, in the order their sections follow each other.
 const (
-	colKinds   = iota // event code: colKind | colTop | colTime, one byte
-	colTimes          // zigzag(relTime − thread's previous), when colTime
-	colMethods        // method id's first varint byte, unless colTop
-	colMethodsHi      // the rest of the varint, when the first byte says so
-	colExtras         // per kind: see the format
+	colKinds     = iota // event code: colKind | colTop | colTime, one byte
+	colTimes            // zigzag(relTime − thread's previous), when colTime
+	colMethods          // method id's first varint byte, unless colTop
+	colMethodsHi        // the rest of the varint, when the first byte says so
+	colExtras           // per kind: see the format
 	colThreadCols
 )
 
