@@ -2,6 +2,7 @@ package hq
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -195,6 +196,57 @@ func (tr *TraceReader) Close() {
 	}
 }
 
+// unitBatch is a run of units a columnar file's decoder hands the core,
+// and the error that ended the file (io.EOF at its end).
+type unitBatch struct {
+	us  []unit
+	err error
+}
+
+// replayBatch is how many units go to the core at a time.
+const replayBatch = 16
+
+// decodeAhead decodes a columnar file in its own goroutine, so that the
+// core works on one part of the file while the next is decompressed and
+// decoded. Units keep no reference to the decoder's buffers: data units
+// have their own slabs, and other units' bytes are copied. The last batch
+// carries the error; closing stop ends the goroutine, which then drops
+// what it holds.
+func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
+	ch := make(chan unitBatch, 4)
+	go func() {
+		defer close(ch)
+		for {
+			b := unitBatch{us: make([]unit, 0, replayBatch)}
+			for len(b.us) < replayBatch {
+				var u unit
+				if err := col.next(&u); err != nil {
+					b.err = err
+					break
+				}
+				if u.s == nil {
+					u.raw = bytes.Clone(u.raw)
+				}
+				b.us = append(b.us, u)
+			}
+			select {
+			case ch <- b:
+			case <-stop:
+				for _, u := range b.us {
+					if u.s != nil {
+						u.s.unref()
+					}
+				}
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
 // ReplayOptions configures Replay.
 type ReplayOptions struct {
 	// Processors receive the run's messages as live processors did.
@@ -264,16 +316,32 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 		rec     TraceRecord
 		readErr error
 		ended   bool
+		units   <-chan unitBatch
+		batch   unitBatch
+		bi      int
 	)
+	if tr.col != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		units = decodeAhead(tr.col, stop)
+	}
 	for !ended {
 		var u unit
-		if tr.col != nil {
-			if err := tr.col.next(&u); err != nil {
-				if err != io.EOF {
-					readErr = err
+		if units != nil {
+			if bi == len(batch.us) {
+				if batch.err != nil {
+					if batch.err != io.EOF {
+						readErr = batch.err
+					}
+					break
 				}
-				break
+				batch, bi = <-units, 0
+				if len(batch.us) == 0 {
+					continue
+				}
 			}
+			u = batch.us[bi]
+			bi++
 		} else {
 			if err := tr.Next(&rec); err != nil {
 				if err != io.EOF {
