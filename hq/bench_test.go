@@ -3,10 +3,14 @@ package hq_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/hq/hqtest"
@@ -151,4 +155,78 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// processEvents is the size of one run of BenchmarkIngestProcess.
+const processEvents = 8_000_000
+
+// BenchmarkIngestProcess measures ingest end to end: an agent process
+// (testdata/e2eagent, the Go agent recording nested calls from 2
+// goroutines) sends its events over loopback to HQ in this process, which
+// reorders, checks and writes them (file: the trace file's layout, nofile:
+// none). events/s is the run's events over its time from Hello to the end
+// of the trace file, so the agent's recording, drain and encoder are
+// inside it; one iteration is one run of processEvents events.
+func BenchmarkIngestProcess(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "e2eagent")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/e2eagent")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, file := range []string{"columns", "s2", "nofile"} {
+		for _, k := range []int{1, 2} {
+			b.Run(fmt.Sprintf("conns=%d/%s", k, file), func(b *testing.B) { benchProcess(b, bin, k, file) })
+		}
+	}
+}
+
+func benchProcess(b *testing.B, bin string, k int, file string) {
+	srv := start(b, func(c *hq.Config) {
+		c.Agent.NumDataSenders = int32(k)
+		if file == "nofile" {
+			c.TraceDir = ""
+			return
+		}
+		comp, err := hq.ParseCompression(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Compression = comp
+	})
+	var busy time.Duration
+	var events int64
+	var fileSize int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		cmd := exec.Command(bin, "-events", fmt.Sprint(processEvents), "-g", "2")
+		cmd.Env = append(os.Environ(), "TADPOLE_HQ="+srv.Addr(), "TADPOLE_LOG=none")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		run := nextRun(b, srv)
+		rep := wait(b, run)
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("agent: %v\n%s", err, stderr.String())
+		}
+		if !rep.OK || rep.GapCount != 0 || rep.Sequenced < processEvents*9/10 {
+			b.Fatalf("run: %s, %d events, %d gaps", rep.Result(), rep.Sequenced, rep.GapCount)
+		}
+		busy += rep.End.Sub(rep.Start)
+		events += rep.Sequenced
+		if rep.TraceFile != "" {
+			b.StopTimer()
+			if fi, err := os.Stat(rep.TraceFile); err == nil {
+				fileSize = fi.Size()
+			}
+			os.Remove(rep.TraceFile)
+			b.StartTimer()
+		}
+	}
+	b.ReportMetric(float64(events)/busy.Seconds(), "events/s")
+	if fileSize > 0 {
+		b.ReportMetric(float64(fileSize)*float64(b.N)/float64(events), "file-B/event")
+	}
 }
