@@ -199,7 +199,11 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		cmd := exec.Command(bin, "-events", fmt.Sprint(processEvents), "-g", "2")
+		args := []string{"-events", fmt.Sprint(processEvents), "-g", "2"}
+		if p := os.Getenv("TADPOLE_BENCH_AGENT_PROFILE"); p != "" {
+			args = append(args, "-cpuprofile", p) // the agent process's CPU profile
+		}
+		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), "TADPOLE_HQ="+srv.Addr(), "TADPOLE_LOG=none")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr

@@ -62,7 +62,7 @@ func newColEncoder(w io.Writer, d bytefrog.Dialect) (*colEncoder, error) {
 
 // colWindow is the zstd window of a block: a block is one frame, so the
 // window needs only cover it.
-const colWindow = 8 << 20
+const colWindow = 1 << 20
 
 // add records one unit.
 func (e *colEncoder) add(u *unit) error {

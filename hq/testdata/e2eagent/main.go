@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -19,7 +20,15 @@ import (
 func main() {
 	events := flag.Int("events", 10_000_000, "events to record")
 	g := flag.Int("g", 2, "recording goroutines")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the process to this file")
 	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err == nil {
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	cfg, err := agent.LoadConfig("")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2eagent:", err)
@@ -59,6 +68,7 @@ func main() {
 	wg.Wait()
 	if err := a.Shutdown(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "e2eagent: shutdown:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
