@@ -5,46 +5,16 @@ import (
 	"fmt"
 )
 
-// The columnar trace file (TraceFormatColumns, docs/tracefile.md). After
-// the header, uncompressed as in format 1, come blocks:
-//
-//	block:
-//	  rawLen   u32  bytes of the payload once decompressed (≤ maxColBlock)
-//	  compLen  u32  bytes that follow (≤ maxColComp)
-//	  payload  compLen bytes: one zstd frame
-//
-// A payload holds whole units (what the core took, in its order) and the
-// columns of their events:
-//
-//	payload:
-//	  section lengths, uvarint each: units, order, seqs, threads, blob
-//	  units    nUnits, then per unit: kind u8, conn uvarint, dt uvarint
-//	           (ms since the previous unit, mod 2^32), then by kind:
-//	             data received, parsed: mode 0, bytes received, nUnseq, nSeq, perr (uvarint
-//	             n + n bytes, empty for none)
-//	             data received, unparsed: mode 1, n + n bytes
-//	             close of a data connection: pending uvarint, n + n bytes
-//	             otherwise: n + n bytes
-//	  order    per sequenced event in arrival order: thread slot uvarint
-//	           (0: a Marker, whose bytes are the next in the blob)
-//	  seqs     runs of consecutive sequence numbers over the block's
-//	           events: zigzag(start − expected), count; expected starts at
-//	           0 and is one past the end of the previous run
-//	  threads  nThreads, then per slot 1..n: tid uvarint, stream length
-//	           uvarint; then the streams, one after the other. A stream
-//	           holds its thread's events in order: code u8 (colKind, plus
-//	           colTop when the method is the top of the thread's call
-//	           stack and not written), zigzag(relTime − thread's previous),
-//	           method uvarint unless colTop, then per kind: exit: line+1
-//	           (Bytefrog; 0 = unknown) or the thrown flag (Code Pulse);
-//	           exception: exception id, line+1; bubble: exception id;
-//	           visit: source location id
-//	  blob     unsequenced messages of the data units in order, then each
-//	           unit's markers, each as n uvarint + n bytes of Bytefrog
-//
-// Every block starts afresh: thread slots, call stacks, previous times and
-// the expected sequence number are not carried over, so a block decodes on
-// its own and a damaged one does not spoil the next.
+// The columnar trace file (TraceFormatColumns): docs/tracefile.md has the
+// whole layout. After the header, uncompressed as in format 1, come blocks
+// (rawLen u32, compLen u32, one zstd frame); a block's payload holds whole
+// units (what the core took, in its order) and, for the sequenced events of
+// its data units, the columns: the thread slot of each event in arrival
+// order, the sequence numbers as runs, and per thread its kinds, time
+// differences, method id bytes and the other fields, column by column.
+// Unsequenced messages and markers are kept whole in the blob. Every block
+// starts afresh: thread slots, call stacks, previous times and the expected
+// sequence number are not carried over.
 
 // colKind is the kind of an event in a thread stream.
 type colKind uint8
