@@ -57,6 +57,9 @@ type colDecoder struct {
 	inUnit  bool
 
 	m bytefrog.Msg
+
+	kindSize [colMask + 1]uint8 // the Bytefrog size of each kind in the run's dialect; 0: not allowed
+	exitCP   bool               // exits have the Code Pulse layout
 }
 
 func newColDecoder(r *bufio.Reader, off int64, d bytefrog.Dialect) (*colDecoder, error) {
@@ -65,7 +68,13 @@ func newColDecoder(r *bufio.Reader, off int64, d bytefrog.Dialect) (*colDecoder,
 	if err != nil {
 		return nil, err
 	}
-	return &colDecoder{d: d, r: r, zdec: zd, off: off, class: dataClasses(d.Version), fixed: fixedSizes(d)}, nil
+	c := &colDecoder{d: d, r: r, zdec: zd, off: off, class: dataClasses(d.Version), fixed: fixedSizes(d),
+		exitCP: d.Flavor == bytefrog.FlavorCodePulse}
+	for k, t := range map[colKind]bytefrog.MsgType{colEntry: bytefrog.MsgMethodEntry, colExit: bytefrog.MsgMethodExit,
+		colException: bytefrog.MsgException, colBubble: bytefrog.MsgExceptionBubble, colVisit: bytefrog.MsgMethodVisit} {
+		c.kindSize[k] = c.fixed[t]
+	}
+	return c, nil
 }
 
 func (c *colDecoder) close() { c.zdec.Close() }
@@ -438,113 +447,130 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 			continue
 		}
 		th := &c.thr[slot-1]
-		kinds := th.cols[colKinds]
-		if len(kinds) == 0 {
-			return w, c.errf("thread %d: kind column ends early", th.tid)
-		}
-		code := colKind(kinds[0])
-		th.cols[colKinds] = kinds[1:]
-		k := code & colMask
-		rel := th.lastTime
-		if code&colTime != 0 {
-			rel += unzigzag(c.uv(&th.cols[colTimes]))
-			th.lastTime = rel
-		}
-		var method uint64
-		if code&colTop != 0 {
-			if len(th.stack) == 0 || k == colEntry || k == colVisit {
-				return w, c.errf("thread %d: %v names the top of an empty call stack", th.tid, k)
-			}
-			method = uint64(uint32(th.stack[len(th.stack)-1]))
-		} else {
-			lo := th.cols[colMethods]
-			if len(lo) == 0 {
-				return w, c.errf("thread %d: method column ends early", th.tid)
-			}
-			th.cols[colMethods] = lo[1:]
-			method = uint64(lo[0])
-			if method >= 0x80 {
-				method = method&0x7f | c.uv(&th.cols[colMethodsHi])<<7
-			}
-		}
-		if code&^(colTop|colTime|colMask) != 0 || method > 1<<32-1 {
-			return w, c.errf("thread %d: event code %#x", th.tid, code)
-		}
-		b := th.cols[colExtras]
-		o := raw[w:]
 		var size int
-		switch k {
-		case colEntry:
-			size = bytefrog.MethodEntrySize
-			o[0] = byte(bytefrog.MsgMethodEntry)
-			binary.BigEndian.PutUint16(o[offField4:], th.tid)
-			if len(th.stack) < maxStack {
-				th.stack = append(th.stack, int32(method))
-			}
-		case colExit:
-			o[0] = byte(bytefrog.MsgMethodExit)
-			v := c.uv(&b)
-			if c.d.Flavor == bytefrog.FlavorCodePulse {
-				size = bytefrog.MethodExitCodePulseSize
-				if v > 0xff {
-					c.bad = true
-				}
-				o[offField4] = byte(v)
-				binary.BigEndian.PutUint16(o[offTIDCP:], th.tid)
-			} else {
-				size = bytefrog.MethodExitSize
-				if v == 0 || v > 1<<16 {
-					c.bad = true
-				}
-				binary.BigEndian.PutUint16(o[offField4:], uint16(v-1))
-				binary.BigEndian.PutUint16(o[offTIDExit:], th.tid)
-			}
-			th.pop()
-		case colException:
-			size = bytefrog.ExceptionSize
-			o[0] = byte(bytefrog.MsgException)
-			x := c.uv(&b)
-			line := c.uv(&b)
-			if x > 1<<32-1 || line == 0 || line > 1<<16 {
-				c.bad = true
-			}
-			binary.BigEndian.PutUint32(o[offField4:], uint32(x))
-			binary.BigEndian.PutUint16(o[offField5:], uint16(line-1))
-			binary.BigEndian.PutUint16(o[offTIDExc:], th.tid)
-		case colBubble:
-			size = bytefrog.ExceptionBubbleSize
-			o[0] = byte(bytefrog.MsgExceptionBubble)
-			x := c.uv(&b)
-			if x > 1<<32-1 {
-				c.bad = true
-			}
-			binary.BigEndian.PutUint32(o[offField4:], uint32(x))
-			binary.BigEndian.PutUint16(o[offField5:], th.tid)
-			th.pop()
-		case colVisit:
-			size = bytefrog.MethodVisitSize
-			o[0] = byte(bytefrog.MsgMethodVisit)
-			x := c.uv(&b)
-			if x > 1<<32-1 {
-				c.bad = true
-			}
-			binary.BigEndian.PutUint32(o[offField4:], uint32(x))
-			binary.BigEndian.PutUint16(o[offField5:], th.tid)
+		if w, size = c.fixedEvent(th, raw, w, seq); size == 0 {
+			return w, c.errf("thread %d: bad event", th.tid)
 		}
-		if size == 0 || int(c.fixed[o[0]]) != size {
-			return w, c.errf("thread %d: event kind %v in a %v run of version %d", th.tid, k, c.d.Flavor, c.d.Version)
-		}
-		if c.bad {
-			return w, c.errf("thread %d: %v event fields", th.tid, k)
-		}
-		binary.BigEndian.PutUint32(o[offRelTime:], uint32(rel))
-		binary.BigEndian.PutUint32(o[offSeq:], uint32(seq))
-		binary.BigEndian.PutUint32(o[offMethod:], uint32(method))
-		th.cols[colExtras] = b
 		s.ev = append(s.ev, event{seq: seq, off: uint32(w)})
 		w += size
 	}
 	return w, nil
+}
+
+// fixedEvent decodes thread th's next event, numbered seq, into raw at w,
+// which has room for it. It returns its size, 0 if it does not decode.
+func (c *colDecoder) fixedEvent(th *colThreadState, raw []byte, w int, seq int32) (int, int) {
+	kinds := th.cols[colKinds]
+	if len(kinds) == 0 {
+		return w, 0
+	}
+	code := colKind(kinds[0])
+	th.cols[colKinds] = kinds[1:]
+	k := code & colMask
+	size := int(c.kindSize[k])
+	if size == 0 || code&^(colTop|colTime|colMask) != 0 {
+		return w, 0
+	}
+	rel := th.lastTime
+	if code&colTime != 0 {
+		t := th.cols[colTimes]
+		var d uint64
+		if len(t) > 0 && t[0] < 0x80 {
+			d, th.cols[colTimes] = uint64(t[0]), t[1:]
+		} else {
+			d = c.uv(&th.cols[colTimes])
+		}
+		rel += unzigzag(d)
+		th.lastTime = rel
+	}
+	var method uint32
+	if code&colTop != 0 {
+		n := len(th.stack)
+		if n == 0 || k == colEntry || k == colVisit {
+			return w, 0
+		}
+		method = uint32(th.stack[n-1])
+	} else {
+		lo := th.cols[colMethods]
+		if len(lo) == 0 {
+			return w, 0
+		}
+		th.cols[colMethods] = lo[1:]
+		v := uint64(lo[0])
+		if v >= 0x80 {
+			v = v&0x7f | c.uv(&th.cols[colMethodsHi])<<7
+			if v > 1<<32-1 {
+				return w, 0
+			}
+		}
+		method = uint32(v)
+	}
+	o := raw[w : w+maxFixed]
+	x := th.cols[colExtras]
+	var v uint64
+	if k != colEntry {
+		if len(x) > 0 && x[0] < 0x80 {
+			v, x = uint64(x[0]), x[1:]
+		} else {
+			v = c.uv(&x)
+		}
+	}
+	switch k {
+	case colEntry:
+		o[0] = byte(bytefrog.MsgMethodEntry)
+		binary.BigEndian.PutUint16(o[offField4:], th.tid)
+		if len(th.stack) < maxStack {
+			th.stack = append(th.stack, int32(method))
+		}
+	case colExit:
+		o[0] = byte(bytefrog.MsgMethodExit)
+		if c.exitCP {
+			if v > 0xff {
+				return w, 0
+			}
+			o[offField4] = byte(v)
+			binary.BigEndian.PutUint16(o[offTIDCP:], th.tid)
+		} else {
+			if v == 0 || v > 1<<16 {
+				return w, 0
+			}
+			binary.BigEndian.PutUint16(o[offField4:], uint16(v-1))
+			binary.BigEndian.PutUint16(o[offTIDExit:], th.tid)
+		}
+		th.pop()
+	case colException:
+		o[0] = byte(bytefrog.MsgException)
+		line := c.uv(&x)
+		if v > 1<<32-1 || line == 0 || line > 1<<16 {
+			return w, 0
+		}
+		binary.BigEndian.PutUint32(o[offField4:], uint32(v))
+		binary.BigEndian.PutUint16(o[offField5:], uint16(line-1))
+		binary.BigEndian.PutUint16(o[offTIDExc:], th.tid)
+	case colBubble:
+		o[0] = byte(bytefrog.MsgExceptionBubble)
+		if v > 1<<32-1 {
+			return w, 0
+		}
+		binary.BigEndian.PutUint32(o[offField4:], uint32(v))
+		binary.BigEndian.PutUint16(o[offField5:], th.tid)
+		th.pop()
+	case colVisit:
+		o[0] = byte(bytefrog.MsgMethodVisit)
+		if v > 1<<32-1 {
+			return w, 0
+		}
+		binary.BigEndian.PutUint32(o[offField4:], uint32(v))
+		binary.BigEndian.PutUint16(o[offField5:], th.tid)
+	}
+	if c.bad {
+		return w, 0
+	}
+	th.cols[colExtras] = x
+	binary.BigEndian.PutUint32(o[offRelTime:], uint32(rel))
+	binary.BigEndian.PutUint32(o[offSeq:], uint32(seq))
+	binary.BigEndian.PutUint32(o[offMethod:], method)
+	return w, size
 }
 
 func (th *colThreadState) pop() {
