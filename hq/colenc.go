@@ -189,11 +189,9 @@ func (e *colEncoder) event(b []byte, seq int32) {
 		k, tid = colBubble, get16(b[offField5:])
 	case bytefrog.MsgMethodVisit:
 		k, tid = colVisit, get16(b[offField5:])
-	default: // a Marker: kept as it is
-		n, err := e.d.Parse(&e.m, b)
-		if err != nil {
-			n = 0 // cannot happen: the parser framed it
-		}
+	default: // a Marker, which the parser framed and checked: kept as it is
+		n := offMarkerKey + int(get16(b[offMarkerKey-u16Size:]))
+		n += u16Size + int(get16(b[n:]))
 		e.order = append(e.order, 0)
 		e.blob = putUvarint(e.blob, uint64(n))
 		e.blob = append(e.blob, b[:n]...)
