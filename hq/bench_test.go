@@ -31,7 +31,7 @@ var benchTraffic = sync.OnceValues(func() ([][]byte, int) {
 // size per event.
 func BenchmarkIngest(b *testing.B) {
 	chunks, n := benchTraffic()
-	for _, file := range []string{"s2", "zstd", "none", "nofile"} {
+	for _, file := range []string{"columns", "s2", "zstd", "none", "nofile"} {
 		for _, k := range []int{1, 4, 8} {
 			name := fmt.Sprintf("conns=%d/%s", k, file)
 			b.Run(name, func(b *testing.B) { benchIngest(b, chunks, n, k, file) })
