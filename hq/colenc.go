@@ -241,12 +241,12 @@ func (e *colEncoder) event(b []byte, seq int32) {
 		if e.d.Flavor == bytefrog.FlavorCodePulse {
 			x = putUvarint(x, uint64(b[offField4]))
 		} else {
-			x = putUvarint(x, uint64(get16(b[offField4:])+1))
+			x = putUvarint(x, uint64(get16(b[offField4:]))+1)
 		}
 		th.pop()
 	case colException:
 		x = putUvarint(x, uint64(uint32(get32(b[offField4:]))))
-		x = putUvarint(x, uint64(get16(b[offField5:])+1))
+		x = putUvarint(x, uint64(get16(b[offField5:]))+1)
 	case colBubble:
 		x = putUvarint(x, uint64(uint32(get32(b[offField4:]))))
 		th.pop()

@@ -54,8 +54,14 @@ func TestColumnsLive(t *testing.T) {
 		g := hqtest.NewGen(flavor)
 		g.Seq = int32(n)
 		g.Marker("phase", "end")
+		g.Entry(1, 7)
 		g.Throw(1, 7, 3, 42)
+		g.Throw(1, 7, 3, bytefrog.NoLine) // unknown line
 		g.Bubble(1, 7, 3)
+		g.Entry(2, 8)
+		g.Exit(2, 8, bytefrog.NoLine)
+		g.Entry(2, 1<<20) // an id of three varint bytes
+		g.Exit(2, 1<<20, 0)
 		chunks = append(chunks, g.Take())
 		n = int(g.Seq)
 		per := hqtest.Spread(chunks, 3)
