@@ -2,6 +2,7 @@ package hq
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -108,4 +109,28 @@ func BenchmarkTraceFile(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
 	}
+}
+
+// BenchmarkColumnsEncode measures the trace writer's work per event in the
+// columnar layout, without the file: column encoding and zstd.
+func BenchmarkColumnsEncode(b *testing.B) {
+	per, n := fileBenchTraffic()
+	d := bytefrog.Dialect{Version: bytefrog.Version1}
+	us := units(d, per, 64<<10)
+	e, err := newColEncoder(io.Discard, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for i := range us {
+			if err := e.add(&us[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		e.flush()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/event")
 }

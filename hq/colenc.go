@@ -138,7 +138,11 @@ func (e *colEncoder) bytes(b []byte) {
 // indexed in s.
 func (e *colEncoder) parsed(u *unit, s *slab, ev []event, un []uint32, perr error) {
 	e.unitHead(u, colParsed)
-	e.units = putUvarint(e.units, uint64(len(u.raw)))
+	wire := int64(len(u.raw))
+	if u.wireSet { // a unit read back from a columnar file
+		wire = u.wire
+	}
+	e.units = putUvarint(e.units, uint64(wire))
 	e.units = putUvarint(e.units, uint64(len(un)))
 	e.units = putUvarint(e.units, uint64(len(ev)))
 	if perr != nil {

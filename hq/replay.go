@@ -322,8 +322,25 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 	)
 	if tr.col != nil {
 		stop := make(chan struct{})
-		defer close(stop)
-		units = decodeAhead(tr.col, stop)
+		ch := decodeAhead(tr.col, stop)
+		units = ch
+		defer func() {
+			// The decoder goroutine must be done with the decoder before
+			// the caller closes it.
+			close(stop)
+			for b := range ch {
+				for _, u := range b.us {
+					if u.s != nil {
+						u.s.unref()
+					}
+				}
+			}
+			for _, u := range batch.us[bi:] {
+				if u.s != nil {
+					u.s.unref()
+				}
+			}
+		}()
 	}
 	for !ended {
 		var u unit
