@@ -196,10 +196,11 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		c.Compression = comp
 	})
 	var busy time.Duration
-	var events int64
+	var events, agentCPU int64
 	var fileSize int64
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for range b.N {
 		args := []string{"-events", fmt.Sprint(processEvents), "-g", "2"}
 		if p := os.Getenv("TADPOLE_BENCH_AGENT_PROFILE"); p != "" {
@@ -219,6 +220,9 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		if err := cmd.Wait(); err != nil {
 			b.Fatalf("agent: %v\n%s", err, stderr.String())
 		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			agentCPU += ru.Utime.Nano() + ru.Stime.Nano()
+		}
 		if !rep.OK || rep.GapCount != 0 || rep.Sequenced < processEvents*9/10 {
 			b.Fatalf("run: %s, %d events, %d gaps", rep.Result(), rep.Sequenced, rep.GapCount)
 		}
@@ -233,7 +237,12 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 			b.StartTimer()
 		}
 	}
+	hqCPU := cpuTime() - cpu0
 	b.ReportMetric(float64(events)/busy.Seconds(), "events/s")
+	// CPU time per event of each process: what the run would need of a
+	// machine to itself, whatever else this one runs.
+	b.ReportMetric(float64(hqCPU)/float64(events), "hq-cpu-ns/event")
+	b.ReportMetric(float64(agentCPU)/float64(events), "agent-cpu-ns/event")
 	if fileSize > 0 {
 		b.ReportMetric(float64(fileSize)*float64(b.N)/float64(events), "file-B/event")
 	}

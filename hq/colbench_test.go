@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/hq/hqtest"
@@ -70,12 +71,15 @@ func BenchmarkTraceFile(b *testing.B) {
 			b.SetBytes(int64(total))
 			b.ReportAllocs()
 			var size int64
+			var cpu int64
 			for range b.N {
 				b.StopTimer()
 				os.Remove(path)
 				us := units(d, per, 64<<10)
 				b.StartTimer()
+				cpu0 := processCPU()
 				writeBenchTrace(b, path, per, c, us)
+				cpu += processCPU() - cpu0
 				b.StopTimer()
 				fi, err := os.Stat(path)
 				if err != nil {
@@ -87,6 +91,7 @@ func BenchmarkTraceFile(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 			b.ReportMetric(float64(size)/float64(n), "file-B/event")
 			b.ReportMetric(float64(total)/float64(size), "x-smaller")
+			b.ReportMetric(float64(cpu)/float64(n)/float64(b.N), "cpu-ns/event")
 		})
 	}
 	for _, c := range fileFormats {
@@ -100,6 +105,7 @@ func BenchmarkTraceFile(b *testing.B) {
 			b.SetBytes(int64(total))
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := processCPU()
 			for range b.N {
 				rep, err := Replay(bytes.NewReader(data), nil)
 				if err != nil || !rep.OK || rep.Sequenced != int64(n) {
@@ -107,6 +113,7 @@ func BenchmarkTraceFile(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/float64(b.N), "cpu-ns/event")
 		})
 	}
 }
@@ -133,4 +140,13 @@ func BenchmarkColumnsEncode(b *testing.B) {
 		e.flush()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/event")
+}
+
+// processCPU is the process's user and system CPU time in nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
