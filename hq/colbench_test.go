@@ -131,6 +131,7 @@ func BenchmarkColumnsEncode(b *testing.B) {
 	defer e.close()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for range b.N {
 		for i := range us {
 			if err := e.add(&us[i]); err != nil {
@@ -140,6 +141,7 @@ func BenchmarkColumnsEncode(b *testing.B) {
 		e.flush()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/event")
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/float64(b.N), "cpu-ns/event")
 }
 
 // processCPU is the process's user and system CPU time in nanoseconds.

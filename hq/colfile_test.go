@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -302,5 +303,46 @@ func colUnits(t *testing.T, b []byte) ([]decodedUnit, bool) {
 			d.u.raw = nil // in data
 		}
 		out = append(out, d)
+	}
+}
+
+// TestColumnsStreams: a columnar file grows while the run goes on — a block
+// is written once the run's clock has moved on a second — and what is
+// written before the run ends replays.
+func TestColumnsStreams(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live"+CompressColumns.Ext())
+	h := header(bytefrog.Version1, bytefrog.FlavorBytefrog)
+	w, err := createTrace(path, &h, CompressColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	big := bigTrace(t, 20_000)
+	for _, r := range big.recs {
+		if r.Kind == RecordEnd || r.Kind == RecordClose {
+			break
+		}
+		w.record(&unit{kind: r.Kind, conn: r.Conn, t: uint32(r.Time / time.Millisecond), raw: r.Data})
+	}
+	w.record(&unit{kind: RecordNote, t: 5000, raw: []byte("still running")})
+	deadline := time.Now().Add(10 * time.Second)
+	var size int64
+	for time.Now().Before(deadline) {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > int64(traceHeaderSize+len(h.Agent)) {
+			size = fi.Size()
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if size == 0 {
+		t.Fatal("no block written while the run goes on")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Replay(bytes.NewReader(b), nil)
+	if err != nil || rep.Sequenced == 0 {
+		t.Fatalf("replay of the file so far: %v, %d events", err, rep.Sequenced)
 	}
 }

@@ -1,7 +1,6 @@
 package hq
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -168,7 +167,6 @@ type traceWriter struct {
 	f    *os.File
 	enc  io.WriteCloser // the compressor; its Close does not close f
 	col  *colEncoder    // instead of enc, for CompressColumns
-	bw   *bufio.Writer  // under col
 	ch   chan unit
 	done chan struct{}
 	hdr  []byte
@@ -198,16 +196,17 @@ func createTrace(path string, h *TraceHeader, c Compression) (*traceWriter, erro
 	if c == CompressColumns {
 		hh := *h
 		hh.Format = TraceFormatColumns
-		bw := bufio.NewWriterSize(f, readBufferSize)
-		col, err := newColEncoder(bw, bytefrog.Dialect{Version: h.Version, Flavor: h.Flavor,
+		// Blocks go to the file as they are made, one write each, so that
+		// the file keeps up with the run.
+		col, err := newColEncoder(f, bytefrog.Dialect{Version: h.Version, Flavor: h.Flavor,
 			MaxConfigSize: int(h.MaxConfigSize)})
 		if err != nil {
 			f.Close()
 			os.Remove(path)
 			return nil, err
 		}
-		w := &traceWriter{path: path, f: f, col: col, bw: bw, ch: make(chan unit, traceQueue), done: make(chan struct{})}
-		if _, err := bw.Write(hh.append(nil)); err != nil {
+		w := &traceWriter{path: path, f: f, col: col, ch: make(chan unit, traceQueue), done: make(chan struct{})}
+		if _, err := f.Write(hh.append(nil)); err != nil {
 			w.err = err
 		}
 		go w.loop()
@@ -251,9 +250,6 @@ func (w *traceWriter) loop() {
 	}
 	if w.col != nil {
 		if err := w.col.close(); err != nil && w.err == nil {
-			w.err = err
-		}
-		if err := w.bw.Flush(); err != nil && w.err == nil {
 			w.err = err
 		}
 	} else if err := w.enc.Close(); err != nil && w.err == nil {
