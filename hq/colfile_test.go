@@ -1,6 +1,7 @@
 package hq
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -344,5 +345,68 @@ func TestColumnsStreams(t *testing.T) {
 	rep, err := Replay(bytes.NewReader(b), nil)
 	if err != nil || rep.Sequenced == 0 {
 		t.Fatalf("replay of the file so far: %v, %d events", err, rep.Sequenced)
+	}
+}
+
+// TestColumnsNoAllocs: once warm, the trace writer's encoding of a unit of
+// events, and the replay's decoding of one, allocate nothing.
+func TestColumnsNoAllocs(t *testing.T) {
+	d := bytefrog.Dialect{Version: bytefrog.Version1}
+	big := bigTrace(t, 200_000)
+	var data [][]byte
+	for _, r := range big.recs {
+		if r.Kind == RecordRecv && r.Conn == 1 {
+			data = append(data, r.Data)
+		}
+	}
+	us := units(d, data, 64<<10)
+	for i := range us {
+		us[i].conn = 1
+	}
+	var buf bytes.Buffer
+	e, err := newColEncoder(&buf, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	e.add(&unit{kind: RecordOpen, conn: 1})
+	half := len(us) / 2
+	for i := range us[:half] {
+		e.parsed(&us[i], us[i].s, us[i].ev, us[i].un, nil)
+	}
+	e.flush()
+	i := half
+	allocs := testing.AllocsPerRun(half-2, func() {
+		e.parsed(&us[i], us[i].s, us[i].ev, us[i].un, nil)
+		i++
+	})
+	if allocs != 0 {
+		t.Errorf("encoding a unit: %v allocations; want 0", allocs)
+	}
+	for ; i < len(us); i++ {
+		e.parsed(&us[i], us[i].s, us[i].ev, us[i].un, nil)
+	}
+	if err := e.flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := newColDecoder(bufio.NewReader(bytes.NewReader(buf.Bytes())), 0, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	var u unit
+	next := func() {
+		if err := c.next(&u); err != nil {
+			t.Fatal(err)
+		}
+		if u.s != nil {
+			u.s.unref()
+		}
+	}
+	for range half + 2 { // the first block, and into the second
+		next()
+	}
+	if allocs := testing.AllocsPerRun(len(us)-half-8, next); allocs != 0 {
+		t.Errorf("decoding a unit: %v allocations; want 0", allocs)
 	}
 }
