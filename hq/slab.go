@@ -39,11 +39,13 @@ type slab struct {
 }
 
 // slabEvents is the room a new slab's index has for events: as many as
-// the smallest event fills a slab with, so that indexing a full slab never
-// grows the index (which copied it a dozen times per slab).
+// the smallest method event (MethodEntry) fills a slab with, so that
+// indexing a full slab of method events never grows the index (which
+// copied it a dozen times per slab). Only a slab of near-empty markers
+// would need more.
 const slabEvents = slabSize / minEventSize
 
-// minEventSize is the smallest sequenced message (MethodEntry).
+// minEventSize is the size of a MethodEntry, the smallest method event.
 const minEventSize = 15
 
 var slabPool = sync.Pool{New: func() any {
