@@ -1,6 +1,7 @@
 package hq_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -214,11 +215,31 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		run := nextRun(b, srv)
-		rep := wait(b, run) // the trace file is closed
+		var exitErr error
+		exited := make(chan struct{})
+		go func() { exitErr = cmd.Wait(); close(exited) }()
+		// The run, unless the agent process ends without one.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		go func() {
+			select {
+			case <-exited:
+				time.Sleep(time.Second) // a run that began just before the exit still comes
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		run, err := srv.NextRun(ctx)
+		cancel()
+		if err != nil {
+			b.Fatalf("no run from the agent process: %v\n%s", err, stderr.String())
+		}
+		rep, err := run.Wait(ctxT(b)) // the trace file is closed
 		took := time.Since(t0)
-		if err := cmd.Wait(); err != nil {
-			b.Fatalf("agent: %v\n%s", err, stderr.String())
+		if err != nil {
+			b.Fatalf("run: %v", err)
+		}
+		if <-exited; exitErr != nil {
+			b.Fatalf("agent: %v\n%s", exitErr, stderr.String())
 		}
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			agentCPU += ru.Utime.Nano() + ru.Stime.Nano()
