@@ -167,7 +167,7 @@ func TestColumnsErrors(t *testing.T) {
 			if tc.replay && (rep == nil || rep.Sequenced == 0 || rep.OK) {
 				t.Errorf("report %v; want a failed report with the events before the damage", rep)
 			}
-			if d := after.TotalAlloc - before.TotalAlloc; d > budget {
+			if d := after.TotalAlloc - before.TotalAlloc; d > budget && !raceEnabled {
 				t.Errorf("allocated %d bytes for a %d-byte file; want at most %d, what the whole file takes and 8 MiB",
 					d, len(tc.b), budget)
 			}
@@ -357,6 +357,9 @@ func TestColumnsStreams(t *testing.T) {
 // TestColumnsNoAllocs: once warm, the trace writer's encoding of a unit of
 // events, and the replay's decoding of one, allocate nothing.
 func TestColumnsNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop read buffers, which then are allocated again")
+	}
 	d := bytefrog.Dialect{Version: bytefrog.Version1}
 	big := bigTrace(t, 200_000)
 	var data [][]byte
