@@ -198,7 +198,7 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 	})
 	var busy time.Duration
 	var events, agentCPU int64
-	var fileSize int64
+	var fileSize, wire int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
@@ -252,7 +252,7 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		if rep.TraceFile != "" {
 			b.StopTimer()
 			if fi, err := os.Stat(rep.TraceFile); err == nil {
-				fileSize = fi.Size()
+				fileSize, wire = fi.Size(), rep.Bytes
 			}
 			os.Remove(rep.TraceFile)
 			b.StartTimer()
@@ -266,5 +266,6 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 	b.ReportMetric(float64(agentCPU)/float64(events), "agent-cpu-ns/event")
 	if fileSize > 0 {
 		b.ReportMetric(float64(fileSize)*float64(b.N)/float64(events), "file-B/event")
+		b.ReportMetric(float64(wire)/float64(fileSize), "x-smaller") // than the Bytefrog bytes received
 	}
 }
