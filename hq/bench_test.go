@@ -1,12 +1,17 @@
 package hq_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/hq/hqtest"
@@ -27,7 +32,7 @@ var benchTraffic = sync.OnceValues(func() ([][]byte, int) {
 // size per event.
 func BenchmarkIngest(b *testing.B) {
 	chunks, n := benchTraffic()
-	for _, file := range []string{"s2", "zstd", "none", "nofile"} {
+	for _, file := range []string{"columns", "s2", "zstd", "none", "nofile"} {
 		for _, k := range []int{1, 4, 8} {
 			name := fmt.Sprintf("conns=%d/%s", k, file)
 			b.Run(name, func(b *testing.B) { benchIngest(b, chunks, n, k, file) })
@@ -151,4 +156,116 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// processEvents is the size of one run of BenchmarkIngestProcess.
+const processEvents = 8_000_000
+
+// BenchmarkIngestProcess measures ingest end to end: an agent process
+// (testdata/e2eagent, the Go agent recording nested calls from 2
+// goroutines) sends its events over loopback to HQ in this process, which
+// reorders, checks and writes them (file: the trace file's layout, nofile:
+// none). events/s is the run's events over the time from starting the
+// agent process to HQ's report, the trace file closed: the agent's
+// recording, drain and encoder, the socket, HQ's parse, reorder, checks and
+// file writer are all inside it (and the process's start, a few ms). One
+// iteration is one run of processEvents events.
+func BenchmarkIngestProcess(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "e2eagent")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/e2eagent")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, file := range []string{"columns", "s2", "nofile"} {
+		for _, k := range []int{1, 2} {
+			b.Run(fmt.Sprintf("conns=%d/%s", k, file), func(b *testing.B) { benchProcess(b, bin, k, file) })
+		}
+	}
+}
+
+func benchProcess(b *testing.B, bin string, k int, file string) {
+	srv := start(b, func(c *hq.Config) {
+		c.Agent.NumDataSenders = int32(k)
+		if file == "nofile" {
+			c.TraceDir = ""
+			return
+		}
+		comp, err := hq.ParseCompression(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Compression = comp
+	})
+	var busy time.Duration
+	var events, agentCPU int64
+	var fileSize, wire int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		args := []string{"-events", fmt.Sprint(processEvents), "-g", "2"}
+		if p := os.Getenv("TADPOLE_BENCH_AGENT_PROFILE"); p != "" {
+			args = append(args, "-cpuprofile", p) // the agent process's CPU profile
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "TADPOLE_HQ="+srv.Addr(), "TADPOLE_LOG=none")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		var exitErr error
+		exited := make(chan struct{})
+		go func() { exitErr = cmd.Wait(); close(exited) }()
+		// The run, unless the agent process ends without one.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		go func() {
+			select {
+			case <-exited:
+				time.Sleep(time.Second) // a run that began just before the exit still comes
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		run, err := srv.NextRun(ctx)
+		cancel()
+		if err != nil {
+			b.Fatalf("no run from the agent process: %v\n%s", err, stderr.String())
+		}
+		rep, err := run.Wait(ctxT(b)) // the trace file is closed
+		took := time.Since(t0)
+		if err != nil {
+			b.Fatalf("run: %v", err)
+		}
+		if <-exited; exitErr != nil {
+			b.Fatalf("agent: %v\n%s", exitErr, stderr.String())
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			agentCPU += ru.Utime.Nano() + ru.Stime.Nano()
+		}
+		if !rep.OK || rep.GapCount != 0 || rep.Sequenced < processEvents*9/10 {
+			b.Fatalf("run: %s, %d events, %d gaps", rep.Result(), rep.Sequenced, rep.GapCount)
+		}
+		busy += took
+		events += rep.Sequenced
+		if rep.TraceFile != "" {
+			b.StopTimer()
+			if fi, err := os.Stat(rep.TraceFile); err == nil {
+				fileSize, wire = fi.Size(), rep.Bytes
+			}
+			os.Remove(rep.TraceFile)
+			b.StartTimer()
+		}
+	}
+	hqCPU := cpuTime() - cpu0
+	b.ReportMetric(float64(events)/busy.Seconds(), "events/s")
+	// CPU time per event of each process: what the run would need of a
+	// machine to itself, whatever else this one runs.
+	b.ReportMetric(float64(hqCPU)/float64(events), "hq-cpu-ns/event")
+	b.ReportMetric(float64(agentCPU)/float64(events), "agent-cpu-ns/event")
+	if fileSize > 0 {
+		b.ReportMetric(float64(fileSize)*float64(b.N)/float64(events), "file-B/event")
+		b.ReportMetric(float64(wire)/float64(fileSize), "x-smaller") // than the Bytefrog bytes received
+	}
 }

@@ -10,34 +10,29 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Compression is the stream a trace file is written in. The file name
+// Compression is the layout a trace file is written in. The file name
 // extension says which (Ext), and so do the file's first bytes, which is
 // what NewTraceReader goes by:
 //
+//	columns "TPHQ" 00 02: tadpole's columnar layout (docs/tracefile.md)
 //	S2      FF 06 00 00 "S2sTwO" (or "sNaPpY": a Snappy framed stream)
 //	zstd    28 B5 2F FD
-//	none    "TPHQ", the trace header itself
+//	none    "TPHQ" 00 01, the trace header itself
 //
-// The default is S2. Measured on this project's 2-core VM: trace file
-// bytes per event, each encoder's speed on one core, and BenchmarkIngest
-// (loopback, 1/4/8 data connections, file written):
-//
-//	          examples/go run   BenchmarkIngest run   encoder        ingest
-//	          (1.6 M events)    (2 M events)          on one core    events/s
-//	S2        5.4 B/event       7.8–8.0 B/event       320–980 MB/s   15–18 M
-//	zstd      2.1 B/event       5.8–6.1 B/event       110–250 MB/s   5.3–6.1 M
-//	none      16.1 B/event      16.0 B/event          —              21–26 M
-//
-// zstd makes files 1.3–2.6× smaller but, at 16 bytes per event, cannot
-// keep up with HQ's ingest target of 10 M events/s on this machine; S2
-// takes a third to a quarter of the CPU for the same bytes. Choose zstd for
-// archives and slow disks, none when the disk is fast and CPU is scarce.
+// The default is columns: events in per-thread columns under zstd, 10× and
+// more smaller than the Bytefrog bytes. The other three keep the Bytefrog
+// bytes as they were read (format 1), in an S2 or zstd stream or as they
+// are: S2 is 2× smaller, zstd 2.7× (BenchmarkTraceFile, which writes and
+// replays the same events in each layout; docs/benchmarks.md).
 type Compression uint8
 
 const (
-	CompressS2   Compression = iota // S2 framed stream (the default)
+	CompressS2   Compression = iota // S2 framed stream of records
 	CompressZstd                    // one zstd stream
 	CompressNone                    // the records as they are
+	// CompressColumns is tadpole's own layout: events in per-thread
+	// columns, in zstd blocks (TraceFormatColumns, docs/tracefile.md).
+	CompressColumns
 )
 
 // traceCodec describes one Compression: its name, how trace files written
@@ -116,7 +111,13 @@ var traceCodecs = [...]traceCodec{
 		},
 		newReader: func(r io.Reader) (io.Reader, func(), error) { return r, nil, nil },
 	},
+	// The columnar file is written by a colEncoder and read by a
+	// colDecoder: its blocks carry their own zstd frames.
+	CompressColumns: {name: "columns", ext: ".col", magic: []string{columnsMagic}},
 }
+
+// columnsMagic starts a columnar trace file: the header's magic and format.
+const columnsMagic = TraceMagic + "\x00\x02"
 
 // flushCloser makes a buffered writer's Close flush it.
 type flushCloser struct{ *bufio.Writer }
@@ -141,26 +142,29 @@ func (c Compression) Ext() string {
 	return TraceExt
 }
 
-// ParseCompression returns the Compression named s: "s2", "zstd" or "none".
+// ParseCompression returns the Compression named s: "columns", "s2", "zstd"
+// or "none".
 func ParseCompression(s string) (Compression, error) {
 	for i := range traceCodecs {
 		if traceCodecs[i].name == s {
 			return Compression(i), nil
 		}
 	}
-	return 0, fmt.Errorf("%w: compression %q (want s2, zstd or none)", ErrConfig, s)
+	return 0, fmt.Errorf("%w: compression %q (want columns, s2, zstd or none)", ErrConfig, s)
 }
 
-// detectCompression tells the stream by its first bytes.
+// detectCompression tells the stream by its first bytes, the longest
+// magic that matches.
 func detectCompression(head []byte) (Compression, bool) {
+	best, found, size := Compression(0), false, 0
 	for i := range traceCodecs {
 		for _, m := range traceCodecs[i].magic {
-			if len(head) >= len(m) && string(head[:len(m)]) == m {
-				return Compression(i), true
+			if len(head) >= len(m) && string(head[:len(m)]) == m && len(m) > size {
+				best, found, size = Compression(i), true, len(m)
 			}
 		}
 	}
-	return 0, false
+	return best, found
 }
 
 // countingReader counts the bytes read from a trace file and notes its

@@ -19,6 +19,7 @@ func TestCompressionNames(t *testing.T) {
 		{hq.CompressS2, "s2", ".tphq.s2"},
 		{hq.CompressZstd, "zstd", ".tphq.zst"},
 		{hq.CompressNone, "none", ".tphq"},
+		{hq.CompressColumns, "columns", ".tphq.col"},
 		{hq.Compression(9), "UNKNOWN_COMPRESSION_9", ".tphq"},
 	} {
 		if got := tc.c.String(); got != tc.name {
@@ -37,13 +38,13 @@ func TestCompressionNames(t *testing.T) {
 			t.Errorf("ParseCompression(%q) = %v, %v; want %v", tc.name, got, err, tc.c)
 		}
 	}
-	if c := hq.DefaultConfig().Compression; c != hq.CompressS2 {
-		t.Errorf("default compression %v; want s2", c)
+	if c := hq.DefaultConfig().Compression; c != hq.CompressColumns {
+		t.Errorf("default compression %v; want columns", c)
 	}
 	cfg := hq.DefaultConfig()
-	cfg.Compression = 3
+	cfg.Compression = 4
 	if _, err := hq.New(cfg); !errors.Is(err, hq.ErrConfig) {
-		t.Errorf("New with compression 3: %v; want ErrConfig", err)
+		t.Errorf("New with compression 4: %v; want ErrConfig", err)
 	}
 }
 
@@ -52,9 +53,10 @@ func TestCompressionNames(t *testing.T) {
 // and replays to the live report, field for field.
 func TestTraceCompression(t *testing.T) {
 	heads := map[hq.Compression]string{
-		hq.CompressS2:   "\xff\x06\x00\x00S2sTwO",
-		hq.CompressZstd: "\x28\xb5\x2f\xfd",
-		hq.CompressNone: hq.TraceMagic,
+		hq.CompressS2:      "\xff\x06\x00\x00S2sTwO",
+		hq.CompressZstd:    "\x28\xb5\x2f\xfd",
+		hq.CompressNone:    hq.TraceMagic,
+		hq.CompressColumns: hq.TraceMagic + "\x00\x02",
 	}
 	chunks, n := traffic(100_000, 80, 4)
 	const k = 2

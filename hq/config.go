@@ -51,9 +51,9 @@ type Config struct {
 	Script string
 	// TraceDir is the directory trace files are written to; "" writes none.
 	TraceDir string
-	// Compression is the stream trace files are written in (default
-	// CompressS2: it keeps HQ's ingest above 10 M events/s on two cores,
-	// where zstd, with files 1.3–2.6× smaller, does not; see Compression).
+	// Compression is the layout trace files are written in (default
+	// CompressColumns: tadpole's columnar layout, 10× and more smaller
+	// than the Bytefrog bytes; see Compression and docs/tracefile.md).
 	Compression Compression
 	// MaxHeldEvents caps the sequenced events held while waiting for a
 	// missing number; reaching it fails the run.
@@ -103,7 +103,7 @@ func DefaultConfig() *Config {
 		Listen:          DefaultListen,
 		Versions:        []uint8{bytefrog.Version1, bytefrog.Version2, bytefrog.Version3, bytefrog.Version4},
 		Flavor:          bytefrog.FlavorBytefrog,
-		Compression:     CompressS2,
+		Compression:     CompressColumns,
 		Agent:           defaultAgent(),
 		AutoStart:       true,
 		MaxHeldEvents:   DefaultMaxHeldEvents,

@@ -100,7 +100,11 @@ func (c *core) handle(u *unit) {
 	c.t = u.t
 	switch u.kind {
 	case RecordRecv:
-		c.rep.Bytes += int64(len(u.raw))
+		if u.wireSet {
+			c.rep.Bytes += u.wire
+		} else {
+			c.rep.Bytes += int64(len(u.raw))
+		}
 		if u.conn == controlConn {
 			c.control(u.raw)
 		} else {

@@ -96,12 +96,16 @@ func (d *discipline) event(m *bytefrog.Msg, r *Report) {
 	switch m.Type {
 	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
 	case bytefrog.MsgMarker:
-		d.timed(m, r) // markers and log records are collected too
+		if len(d.windows) > 0 {
+			d.timed(m, r) // markers and log records are collected too
+		}
 		return
 	default:
 		return
 	}
-	d.timed(m, r)
+	if len(d.windows) > 0 { // else no event can be stamped inside one
+		d.timed(m, r)
+	}
 	tid := int(m.ThreadID)
 	for len(d.stacks) <= tid {
 		d.stacks = append(d.stacks, nil)

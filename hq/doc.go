@@ -44,15 +44,18 @@
 //
 // # Trace files
 //
-// With Config.TraceDir set, every run is written to one file: a compressed
-// stream (Config.Compression: S2 by default, which keeps up with ingest;
-// zstd for files 1.3–2.6× smaller at 4× the CPU; or none) holding a header
-// (magic "TPHQ", format version, run id, protocol version, flavour, start
-// time, agent address, the limits in force) and then records (kind,
-// connection index, time, length, bytes) of everything received and sent,
-// in the order the core processed it. [Replay] feeds a file through the
-// same core and gives the same [Report]; it tells the compression by the
-// file's first bytes.
+// With Config.TraceDir set, every run is written to one file. By default
+// (Config.Compression CompressColumns, docs/tracefile.md) it is tadpole's
+// columnar layout: a header (magic "TPHQ", format version 2, run id,
+// protocol version, flavour, start time, agent address, the limits in
+// force) and zstd blocks in which the events are per-thread columns (kinds,
+// time differences, method ids, other fields) and everything else HQ took
+// is kept whole: 10× and more smaller than the Bytefrog bytes. The older
+// layouts (format 1: an S2 or zstd stream, or none, of records — kind,
+// connection index, time, length, bytes — of everything received and sent)
+// can still be written and read. Either way the file holds what the core
+// processed, in its order: [Replay] feeds it through the same core and
+// gives the same [Report]; it tells the layout by the file's first bytes.
 //
 // # Concurrency
 //

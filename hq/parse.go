@@ -51,6 +51,10 @@ type unit struct {
 	perr error
 	// Close of a data connection: bytes of an incomplete message left.
 	pending int
+	// wire, when set, is the count of bytes received the unit stands for
+	// (a columnar trace file keeps whole messages, not the reads).
+	wire    int64
+	wireSet bool
 }
 
 // Message classes on a data connection.

@@ -2,6 +2,7 @@ package hq
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -35,6 +36,8 @@ type TraceReader struct {
 	hdr     [recHeaderSize]byte
 	buf     []byte // grow-only, up to MaxTraceRecord
 	err     error  // sticky
+	col     *colDecoder
+	cu      unit // the unit Next last read from col
 }
 
 // NewTraceReader reads the header of the trace file in r, in any
@@ -51,12 +54,23 @@ func NewTraceReader(r io.Reader) (*TraceReader, error) {
 		return nil, fmt.Errorf("%w: unknown stream: it starts % x, not S2, zstd or %q", ErrTraceFormat,
 			head[:min(len(head), maxMagicSize)], TraceMagic)
 	}
-	if c == CompressNone {
+	if c == CompressNone || c == CompressColumns {
 		tr, err := newRawTraceReader(br)
 		if err != nil {
 			return nil, err
 		}
+		if want := map[Compression]uint16{CompressNone: TraceFormat, CompressColumns: TraceFormatColumns}[c]; tr.h.Format != want {
+			return nil, fmt.Errorf("%w: format version %d in a %v file", ErrTraceFormat, tr.h.Format, c)
+		}
 		tr.comp = c
+		if c == CompressColumns {
+			d := bytefrog.Dialect{Version: tr.h.Version, Flavor: tr.h.Flavor, MaxConfigSize: int(tr.h.MaxConfigSize)}
+			off := int64(traceHeaderSize + len(tr.h.Agent))
+			if tr.col, err = newColDecoder(tr.r, off, d); err != nil {
+				return nil, err
+			}
+			tr.release = tr.col.close
+		}
 		return tr, nil
 	}
 	dec, release, err := traceCodecs[c].newReader(br)
@@ -111,6 +125,9 @@ func (tr *TraceReader) Next(rec *TraceRecord) error {
 }
 
 func (tr *TraceReader) next(rec *TraceRecord) error {
+	if tr.col != nil {
+		return tr.nextColumns(rec)
+	}
 	if _, err := io.ReadFull(tr.r, tr.hdr[:]); err != nil {
 		if err == io.EOF {
 			return io.EOF
@@ -146,6 +163,24 @@ func (tr *TraceReader) next(rec *TraceRecord) error {
 	return nil
 }
 
+// nextColumns reads the next unit of a columnar file as a record: data
+// received holds its whole messages, the unsequenced ones first.
+func (tr *TraceReader) nextColumns(rec *TraceRecord) error {
+	u := &tr.cu
+	if err := tr.col.next(u); err != nil {
+		return err
+	}
+	data := u.raw
+	if u.s != nil {
+		tr.buf = append(tr.buf[:0], u.raw...)
+		data = tr.buf
+		u.s.unref()
+		u.s = nil
+	}
+	*rec = TraceRecord{Kind: u.kind, Conn: u.conn, Time: time.Duration(u.t) * time.Millisecond, Data: data}
+	return nil
+}
+
 func noEOF(err error) error {
 	if err == io.EOF {
 		return io.ErrUnexpectedEOF
@@ -159,6 +194,57 @@ func (tr *TraceReader) Close() {
 		tr.release()
 		tr.release = nil
 	}
+}
+
+// unitBatch is a run of units a columnar file's decoder hands the core,
+// and the error that ended the file (io.EOF at its end).
+type unitBatch struct {
+	us  []unit
+	err error
+}
+
+// replayBatch is how many units go to the core at a time.
+const replayBatch = 16
+
+// decodeAhead decodes a columnar file in its own goroutine, so that the
+// core works on one part of the file while the next is decompressed and
+// decoded. Units keep no reference to the decoder's buffers: data units
+// have their own slabs, and other units' bytes are copied. The last batch
+// carries the error; closing stop ends the goroutine, which then drops
+// what it holds.
+func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
+	ch := make(chan unitBatch, 4)
+	go func() {
+		defer close(ch)
+		for {
+			b := unitBatch{us: make([]unit, 0, replayBatch)}
+			for len(b.us) < replayBatch {
+				var u unit
+				if err := col.next(&u); err != nil {
+					b.err = err
+					break
+				}
+				if u.s == nil {
+					u.raw = bytes.Clone(u.raw)
+				}
+				b.us = append(b.us, u)
+			}
+			select {
+			case ch <- b:
+			case <-stop:
+				for _, u := range b.us {
+					if u.s != nil {
+						u.s.unref()
+					}
+				}
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	return ch
 }
 
 // ReplayOptions configures Replay.
@@ -230,54 +316,98 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 		rec     TraceRecord
 		readErr error
 		ended   bool
+		units   <-chan unitBatch
+		batch   unitBatch
+		bi      int
 	)
-	for !ended {
-		if err := tr.Next(&rec); err != nil {
-			if err != io.EOF {
-				readErr = err
+	if tr.col != nil {
+		stop := make(chan struct{})
+		ch := decodeAhead(tr.col, stop)
+		units = ch
+		defer func() {
+			// The decoder goroutine must be done with the decoder before
+			// the caller closes it.
+			close(stop)
+			for b := range ch {
+				for _, u := range b.us {
+					if u.s != nil {
+						u.s.unref()
+					}
+				}
 			}
-			break
+			for _, u := range batch.us[bi:] {
+				if u.s != nil {
+					u.s.unref()
+				}
+			}
+		}()
+	}
+	for !ended {
+		var u unit
+		if units != nil {
+			if bi == len(batch.us) {
+				if batch.err != nil {
+					if batch.err != io.EOF {
+						readErr = batch.err
+					}
+					break
+				}
+				batch, bi = <-units, 0
+				if len(batch.us) == 0 {
+					continue
+				}
+			}
+			u = batch.us[bi]
+			bi++
+		} else {
+			if err := tr.Next(&rec); err != nil {
+				if err != io.EOF {
+					readErr = err
+				}
+				break
+			}
+			u = unit{kind: rec.Kind, conn: rec.Conn, t: uint32(rec.Time / time.Millisecond), raw: rec.Data}
 		}
-		u := unit{kind: rec.Kind, conn: rec.Conn, t: uint32(rec.Time / time.Millisecond), raw: rec.Data}
 		var p *chunkParser
-		if int(rec.Conn) < len(parsers) {
-			p = parsers[rec.Conn]
+		if int(u.conn) < len(parsers) {
+			p = parsers[u.conn]
 		}
-		switch rec.Kind {
+		switch u.kind {
 		case RecordRecv:
-			if rec.Conn == controlConn {
-				c.handle(&u)
+			if u.conn == controlConn || u.s != nil {
+				c.handle(&u) // the core takes the slab's reference
 				break
 			}
 			if p == nil {
 				c.handle(&u) // the core notes data for a connection not open
 				break
 			}
-			p.feed(rec.Data, func(pu *unit) {
-				pu.conn, pu.t = rec.Conn, u.t
+			t := u.t
+			p.feed(u.raw, func(pu *unit) {
+				pu.conn, pu.t = u.conn, t
 				c.handle(pu)
 			})
 		case RecordOpen:
-			if rec.Conn != controlConn && int(rec.Conn) < len(parsers) && p == nil {
-				parsers[rec.Conn] = newChunkParser(cc.dialect, 1)
+			if u.conn != controlConn && int(u.conn) < len(parsers) && p == nil {
+				parsers[u.conn] = newChunkParser(cc.dialect, 1)
 			}
 			c.handle(&u)
 		case RecordClose:
 			if p != nil {
-				u.pending = p.pending()
+				u.pending = max(u.pending, p.pending())
 				p.close()
-				parsers[rec.Conn] = nil
+				parsers[u.conn] = nil
 			}
 			c.handle(&u)
 		case RecordEnd:
 			ended = true
 			c.t = u.t
-			ok := len(rec.Data) > 0 && rec.Data[0] == 1
+			ok := len(u.raw) > 0 && u.raw[0] == 1
 			if !ok && !c.failed {
 				c.failed = true
 				c.rep.Reason = "failed"
-				if len(rec.Data) > 1 {
-					c.rep.Reason = string(rec.Data[1:])
+				if len(u.raw) > 1 {
+					c.rep.Reason = string(u.raw[1:])
 				}
 			}
 		default:

@@ -38,7 +38,19 @@ type slab struct {
 	held int32
 }
 
-var slabPool = sync.Pool{New: func() any { return &slab{raw: make([]byte, slabSize)} }}
+// slabEvents is the room a new slab's index has for events: as many as
+// the smallest method event (MethodEntry) fills a slab with, so that
+// indexing a full slab of method events never grows the index (which
+// copied it a dozen times per slab). Only a slab of near-empty markers
+// would need more.
+const slabEvents = slabSize / minEventSize
+
+// minEventSize is the size of a MethodEntry, the smallest method event.
+const minEventSize = 15
+
+var slabPool = sync.Pool{New: func() any {
+	return &slab{raw: make([]byte, slabSize), ev: make([]event, 0, slabEvents)}
+}}
 
 // getSlab returns an empty slab holding one reference.
 func getSlab() *slab {

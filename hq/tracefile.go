@@ -110,8 +110,9 @@ func parseTraceHeader(h *TraceHeader, b []byte) (int, error) {
 	}
 	o := magicSize
 	h.Format = binary.BigEndian.Uint16(b[o:])
-	if h.Format != TraceFormat {
-		return 0, fmt.Errorf("%w: format version %d (want %d)", ErrTraceFormat, h.Format, TraceFormat)
+	if h.Format != TraceFormat && h.Format != TraceFormatColumns {
+		return 0, fmt.Errorf("%w: format version %d (want %d or %d)", ErrTraceFormat, h.Format, TraceFormat,
+			TraceFormatColumns)
 	}
 	o += u16Size
 	h.RunID, h.Version, h.Flavor = b[o], b[o+1], bytefrog.Flavor(b[o+2])
@@ -165,6 +166,7 @@ type traceWriter struct {
 	path string
 	f    *os.File
 	enc  io.WriteCloser // the compressor; its Close does not close f
+	col  *colEncoder    // instead of enc, for CompressColumns
 	ch   chan unit
 	done chan struct{}
 	hdr  []byte
@@ -191,6 +193,25 @@ func createTrace(path string, h *TraceHeader, c Compression) (*traceWriter, erro
 	if err != nil {
 		return nil, err
 	}
+	if c == CompressColumns {
+		hh := *h
+		hh.Format = TraceFormatColumns
+		// Blocks go to the file as they are made, one write each, so that
+		// the file keeps up with the run.
+		col, err := newColEncoder(f, bytefrog.Dialect{Version: h.Version, Flavor: h.Flavor,
+			MaxConfigSize: int(h.MaxConfigSize)})
+		if err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, err
+		}
+		w := &traceWriter{path: path, f: f, col: col, ch: make(chan unit, traceQueue), done: make(chan struct{})}
+		if _, err := f.Write(hh.append(nil)); err != nil {
+			w.err = err
+		}
+		go w.loop()
+		return w, nil
+	}
 	enc, err := traceCodecs[c].newWriter(f)
 	if err != nil {
 		f.Close()
@@ -211,7 +232,11 @@ func (w *traceWriter) record(u *unit) { w.ch <- *u }
 func (w *traceWriter) loop() {
 	defer close(w.done)
 	for u := range w.ch {
-		if w.err == nil {
+		if w.col != nil {
+			if w.err == nil {
+				w.err = w.col.add(&u)
+			}
+		} else if w.err == nil {
 			w.hdr = appendRecordHeader(w.hdr[:0], u.kind, u.conn, u.t, len(u.raw))
 			if _, err := w.enc.Write(w.hdr); err != nil {
 				w.err = err
@@ -223,7 +248,11 @@ func (w *traceWriter) loop() {
 			u.s.unref()
 		}
 	}
-	if err := w.enc.Close(); err != nil && w.err == nil {
+	if w.col != nil {
+		if err := w.col.close(); err != nil && w.err == nil {
+			w.err = err
+		}
+	} else if err := w.enc.Close(); err != nil && w.err == nil {
 		w.err = err
 	}
 	if err := w.f.Close(); err != nil && w.err == nil {

@@ -109,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.listen, "listen", hq.DefaultListen, "address to listen on")
 	fs.StringVar(&dir, "dir", "", "directory for trace files (none when empty)")
 	fs.StringVar(&compress, "compress", cfg.Compression.String(),
-		"trace file compression: s2 (fast), zstd (2-3x smaller files, 4x the CPU) or none")
+		"trace file layout: columns (tadpole's own, 10x+ smaller than the Bytefrog bytes), or the Bytefrog bytes as received in s2 (fast), zstd or none")
 	fs.StringVar(&flavor, "flavor", "bytefrog", "HQ flavour: bytefrog (17-byte MethodExit) or codepulse (16-byte)")
 	fs.StringVar(&versions, "versions", "1,2,3,4", "protocol versions accepted")
 	fs.BoolVar(&cfg.StartSuspended, "suspended", false, "start agents suspended (Suspend before Start)")

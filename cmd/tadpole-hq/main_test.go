@@ -112,7 +112,8 @@ func TestCompressFlag(t *testing.T) {
 		want hq.Compression
 		err  string
 	}{
-		{nil, hq.CompressS2, ""},
+		{nil, hq.CompressColumns, ""},
+		{[]string{"-compress", "columns"}, hq.CompressColumns, ""},
 		{[]string{"-compress", "s2"}, hq.CompressS2, ""},
 		{[]string{"-compress", "zstd"}, hq.CompressZstd, ""},
 		{[]string{"-compress", "none"}, hq.CompressNone, ""},

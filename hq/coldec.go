@@ -1,0 +1,604 @@
+package hq
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// colThreadState is one thread's cursor into its stream while a block is
+// decoded.
+type colThreadState struct {
+	tid      uint16
+	cols     [colThreadCols][]byte // the rest of each of the thread's columns
+	lastTime int32
+	stack    []int32
+}
+
+// colDecoder reads the blocks of a columnar trace file and hands back the
+// units they hold. It is not safe for concurrent use.
+type colDecoder struct {
+	d      bytefrog.Dialect
+	r      *bufio.Reader
+	zdec   *zstd.Decoder
+	off    int64 // file offset of the next block
+	blkOff int64 // file offset of the current block
+	class  *[256]uint8
+	fixed  *[256]uint8
+
+	comp    []byte
+	payload []byte
+
+	units  []byte // sections of the current block, consumed from the front
+	order  []byte
+	seqs   []byte
+	blob   []byte
+	thr    []colThreadState
+	nUnits uint64
+
+	nibbles bool // the order column holds two slots a byte
+	half    bool // the next slot is the high nibble of c.order[0]
+
+	runBase, nextSeq int32
+	runLeft          uint64
+	lastT            uint32
+	bad              bool // a varint ran past its section or out of range
+
+	// the data unit being decoded, when it needed more than one slab
+	cur     unit
+	remUn   uint64
+	remEv   uint64
+	curPerr error
+	inUnit  bool
+
+	m bytefrog.Msg
+
+	kindSize [colMask + 1]uint8 // the Bytefrog size of each kind in the run's dialect; 0: not allowed
+	exitCP   bool               // exits have the Code Pulse layout
+}
+
+func newColDecoder(r *bufio.Reader, off int64, d bytefrog.Dialect) (*colDecoder, error) {
+	zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxColBlock),
+		zstd.WithDecoderMaxWindow(maxTraceWindow))
+	if err != nil {
+		return nil, err
+	}
+	c := &colDecoder{d: d, r: r, zdec: zd, off: off, class: dataClasses(d.Version), fixed: fixedSizes(d),
+		exitCP: d.Flavor == bytefrog.FlavorCodePulse}
+	for k, t := range map[colKind]bytefrog.MsgType{colEntry: bytefrog.MsgMethodEntry, colExit: bytefrog.MsgMethodExit,
+		colException: bytefrog.MsgException, colBubble: bytefrog.MsgExceptionBubble, colVisit: bytefrog.MsgMethodVisit} {
+		c.kindSize[k] = c.fixed[t]
+	}
+	return c, nil
+}
+
+func (c *colDecoder) close() { c.zdec.Close() }
+
+func (c *colDecoder) errf(format string, args ...any) error {
+	return fmt.Errorf("%w: block at file offset %d: %s", ErrTraceFormat, c.blkOff, fmt.Sprintf(format, args...))
+}
+
+// block reads and decompresses the next block. It returns io.EOF at the
+// end of the file.
+func (c *colDecoder) block() error {
+	c.blkOff = c.off
+	var h [blockHeaderSize]byte
+	if n, err := io.ReadFull(c.r, h[:]); err != nil {
+		if err == io.EOF {
+			return io.EOF
+		}
+		return c.errf("block header cut short after %d of %d bytes (truncated file?)", n, blockHeaderSize)
+	}
+	rawLen := binary.BigEndian.Uint32(h[:])
+	compLen := binary.BigEndian.Uint32(h[i32Size:])
+	if rawLen > maxColBlock || compLen > maxColComp {
+		return fmt.Errorf("%w: block at file offset %d declares %d bytes, %d compressed (max %d, %d)",
+			ErrTraceTooLarge, c.blkOff, rawLen, compLen, maxColBlock, maxColComp)
+	}
+	// Read in steps, so that a declared length costs memory only as the
+	// bytes arrive.
+	c.comp = c.comp[:0]
+	for uint32(len(c.comp)) < compLen {
+		step := int(min(compLen-uint32(len(c.comp)), readChunk))
+		l := len(c.comp)
+		if cap(c.comp)-l < step {
+			nb := make([]byte, l, max(2*cap(c.comp), l+step))
+			copy(nb, c.comp)
+			c.comp = nb
+		}
+		c.comp = c.comp[:l+step]
+		if n, err := io.ReadFull(c.r, c.comp[l:]); err != nil {
+			return c.errf("block of %d bytes cut short after %d (truncated file?)", compLen, l+n)
+		}
+	}
+	c.off += blockHeaderSize + int64(compLen)
+	if cap(c.payload) < int(rawLen) {
+		// rawLen is capped and the frame is in hand; zstd checks the frame
+		// against the space given.
+		c.payload = make([]byte, 0, rawLen)
+	}
+	p, err := c.zdec.DecodeAll(c.comp, c.payload[:0])
+	if err != nil {
+		return c.errf("zstd: %v", err)
+	}
+	if len(p) != int(rawLen) {
+		return c.errf("payload of %d bytes, header says %d", len(p), rawLen)
+	}
+	c.payload = p
+	return c.sections(p)
+}
+
+// sections splits a payload into its sections.
+func (c *colDecoder) sections(p []byte) error {
+	var lens [colSections]uint64
+	for i := range lens {
+		v, n := binary.Uvarint(p)
+		if n <= 0 {
+			return c.errf("section table")
+		}
+		lens[i], p = v, p[n:]
+	}
+	var total uint64
+	for _, l := range lens {
+		total += l
+		if l > uint64(len(p)) || total > uint64(len(p)) {
+			return c.errf("sections of %v bytes in %d", lens, len(p))
+		}
+	}
+	if total != uint64(len(p)) {
+		return c.errf("sections of %d bytes, payload holds %d", total, len(p))
+	}
+	take := func(n uint64) []byte { b := p[:n:n]; p = p[n:]; return b }
+	c.units, c.order, c.seqs = take(lens[0]), take(lens[1]), take(lens[2])
+	thr := take(lens[3])
+	var cols [colThreadCols][]byte
+	for j := range cols {
+		cols[j] = take(lens[4+j])
+	}
+	c.blob = take(lens[4+colThreadCols])
+	var ok bool
+	if c.nUnits, c.units, ok = uvarint(c.units); !ok {
+		return c.errf("unit count")
+	}
+	nThr, thr, ok := uvarint(thr)
+	if !ok || nThr > 1<<16 || nThr > uint64(len(thr)) {
+		return c.errf("thread count")
+	}
+	c.thr = c.thr[:0]
+	for i := range nThr {
+		var tid uint64
+		if tid, thr, ok = uvarint(thr); !ok || tid >= 1<<16 {
+			return c.errf("thread %d: id", i)
+		}
+		c.thr = append(c.thr, colThreadState{tid: uint16(tid), stack: c.stackFor(len(c.thr))})
+		th := &c.thr[i]
+		for j := range th.cols {
+			var l uint64
+			if l, thr, ok = uvarint(thr); !ok || l > uint64(len(cols[j])) {
+				return c.errf("thread %d: column %d length", i, j)
+			}
+			th.cols[j], cols[j] = cols[j][:l:l], cols[j][l:]
+		}
+	}
+	if len(thr) != 0 {
+		return c.errf("%d bytes after the thread table", len(thr))
+	}
+	for j := range cols {
+		if len(cols[j]) != 0 {
+			return c.errf("column %d: %d bytes belong to no thread", j, len(cols[j]))
+		}
+	}
+	c.runBase, c.nextSeq, c.runLeft, c.bad = 0, 0, 0, false
+	c.nibbles, c.half = len(c.thr) <= maxNibbleSlots, false
+	return nil
+}
+
+// stackFor reuses the call stack of the slot being filled.
+func (c *colDecoder) stackFor(i int) []int32 {
+	if i < cap(c.thr) {
+		return c.thr[:i+1][i].stack[:0]
+	}
+	return nil
+}
+
+// uvarint reads a varint from the front of b.
+func uvarint(b []byte) (uint64, []byte, bool) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), b[1:], true
+	}
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, b, false
+	}
+	return v, b[n:], true
+}
+
+// uv reads a varint from *b, noting a bad one in c.bad.
+func (c *colDecoder) uv(b *[]byte) uint64 {
+	if s := *b; len(s) > 0 && s[0] < 0x80 {
+		*b = s[1:]
+		return uint64(s[0])
+	}
+	v, n := binary.Uvarint(*b)
+	if n <= 0 {
+		c.bad = true
+		return 0
+	}
+	*b = (*b)[n:]
+	return v
+}
+
+// bytes reads a length and that many bytes from *b.
+func (c *colDecoder) bytes(b *[]byte, limit uint64) []byte {
+	n := c.uv(b)
+	if n > uint64(len(*b)) || n > limit {
+		c.bad = true
+		return nil
+	}
+	v := (*b)[:n:n]
+	*b = (*b)[n:]
+	return v
+}
+
+// next returns the next unit. Data received comes in a fresh slab whose
+// reference goes to the caller; other units' bytes are valid until the
+// next call. It returns io.EOF at the end of the file.
+func (c *colDecoder) next(u *unit) error {
+	if c.inUnit {
+		return c.dataUnit(u)
+	}
+	for c.nUnits == 0 {
+		if c.half { // the pad nibble
+			if c.order[0]>>4 != 0 {
+				return c.errf("event order: pad nibble %d", c.order[0]>>4)
+			}
+			c.order, c.half = c.order[1:], false
+		}
+		if len(c.units) != 0 || len(c.order) != 0 || len(c.seqs) != 0 || len(c.blob) != 0 {
+			return c.errf("bytes left after the last unit")
+		}
+		for i := range c.thr {
+			for j := range c.thr[i].cols {
+				if len(c.thr[i].cols[j]) != 0 {
+					return c.errf("thread %d: %d bytes left in column %d", c.thr[i].tid, len(c.thr[i].cols[j]), j)
+				}
+			}
+		}
+		if err := c.block(); err != nil {
+			return err
+		}
+	}
+	c.nUnits--
+	if len(c.units) == 0 {
+		return c.errf("unit table ends early")
+	}
+	kind := RecordKind(c.units[0])
+	c.units = c.units[1:]
+	if kind < RecordRecv || kind > RecordEnd {
+		return c.errf("unit kind %d", kind)
+	}
+	conn := c.uv(&c.units)
+	dt := c.uv(&c.units)
+	if c.bad || conn > 1<<16-1 || dt > 1<<32-1 {
+		return c.errf("%v unit: connection or time", kind)
+	}
+	c.lastT += uint32(dt)
+	*u = unit{kind: kind, conn: uint16(conn), t: c.lastT}
+	switch {
+	case kind == RecordRecv && conn != controlConn:
+		if len(c.units) == 0 {
+			return c.errf("data unit: mode")
+		}
+		mode := c.units[0]
+		c.units = c.units[1:]
+		switch mode {
+		case colUnparsed:
+			u.raw = c.bytes(&c.units, MaxTraceRecord)
+		case colParsed:
+			wire := c.uv(&c.units)
+			u.wire, u.wireSet = int64(min(wire, 1<<40)), true
+			c.remUn = c.uv(&c.units)
+			c.remEv = c.uv(&c.units)
+			perr := c.bytes(&c.units, MaxTraceRecord)
+			if c.bad {
+				break
+			}
+			c.curPerr = nil
+			if len(perr) > 0 {
+				c.curPerr = errors.New(string(perr))
+			}
+			c.cur, c.inUnit = *u, true
+			return c.dataUnit(u)
+		default:
+			return c.errf("data unit: mode %d", mode)
+		}
+	case kind == RecordClose && conn != controlConn:
+		u.pending = int(min(c.uv(&c.units), 1<<31-1))
+		u.raw = c.bytes(&c.units, MaxTraceRecord)
+	default:
+		u.raw = c.bytes(&c.units, MaxTraceRecord)
+	}
+	if c.bad {
+		return c.errf("%v unit on connection %d: length", kind, conn)
+	}
+	return nil
+}
+
+// dataUnit decodes the messages of the current data unit into a slab, as
+// many as fit.
+func (c *colDecoder) dataUnit(u *unit) error {
+	*u = c.cur
+	s := getSlab()
+	w := 0
+	raw := s.raw
+	for c.remUn > 0 {
+		if n, ok := c.peekLen(); !ok || n > uint64(len(raw)-w) {
+			if ok && w > 0 {
+				break // the rest goes in the next slab
+			}
+			s.unref()
+			return c.errf("blob: unsequenced message")
+		}
+		msg := c.bytes(&c.blob, maxVerbatim)
+		if c.bad {
+			s.unref()
+			return c.errf("blob: unsequenced message")
+		}
+		if err := c.verbatim(msg, classUnsequenced); err != nil {
+			s.unref()
+			return err
+		}
+		s.un = append(s.un, uint32(w))
+		w += copy(raw[w:], msg)
+		c.remUn--
+	}
+	if c.remUn == 0 {
+		var err error
+		if w, err = c.events(s, w); err != nil {
+			s.unref()
+			return err
+		}
+	}
+	c.cur.wire = 0 // the bytes received count once
+	if c.remUn == 0 && c.remEv == 0 {
+		c.inUnit = false
+		u.perr = c.curPerr
+	} else if w == 0 {
+		s.unref()
+		return c.errf("message larger than a read buffer")
+	}
+	u.s, u.raw = s, raw[:w:w]
+	u.ev, u.un = s.ev, s.un
+	return nil
+}
+
+// peekLen returns the length of the next blob entry without taking it.
+func (c *colDecoder) peekLen() (uint64, bool) {
+	v, n := binary.Uvarint(c.blob)
+	return v, n > 0
+}
+
+// maxFixed is the largest fixed-size event.
+const maxFixed = bytefrog.ExceptionSize
+
+// events decodes the current unit's events into s from w, as many as fit,
+// and returns where they end.
+func (c *colDecoder) events(s *slab, w int) (int, error) {
+	raw := s.raw
+	for c.remEv > 0 {
+		order, half := c.order, c.half
+		var slot uint64
+		switch {
+		case !c.nibbles:
+			slot = c.uv(&c.order)
+		case len(c.order) == 0:
+			c.bad = true
+		case c.half:
+			slot, c.order, c.half = uint64(c.order[0]>>4), c.order[1:], false
+		default:
+			slot, c.half = uint64(c.order[0]&0x0f), true
+		}
+		if c.bad || slot > uint64(len(c.thr)) {
+			return w, c.errf("event order: thread slot")
+		}
+		need := uint64(maxFixed)
+		if slot == 0 {
+			n, ok := c.peekLen()
+			if !ok || n > maxVerbatim {
+				return w, c.errf("blob: sequenced message")
+			}
+			need = n
+		}
+		if need > uint64(len(raw)-w) {
+			c.order, c.half = order, half // in the next slab
+			return w, nil
+		}
+		if c.runLeft == 0 {
+			d := c.uv(&c.seqs)
+			l := c.uv(&c.seqs)
+			if c.bad || l == 0 || d > 1<<32-1 {
+				return w, c.errf("sequence runs")
+			}
+			c.nextSeq = c.runBase + unzigzag(d)
+			c.runLeft = l
+			c.runBase = c.nextSeq + int32(l)
+		}
+		seq := c.nextSeq
+		c.nextSeq++
+		c.runLeft--
+		c.remEv--
+		if slot == 0 {
+			msg := c.bytes(&c.blob, maxVerbatim)
+			if c.bad {
+				return w, c.errf("blob ends early")
+			}
+			if err := c.verbatim(msg, classSequenced); err != nil {
+				return w, err
+			}
+			k := copy(raw[w:], msg)
+			binary.BigEndian.PutUint32(raw[w+seqOffset:], uint32(seq))
+			s.ev = append(s.ev, event{seq: seq, off: uint32(w)})
+			w += k
+			continue
+		}
+		th := &c.thr[slot-1]
+		var size int
+		if w, size = c.fixedEvent(th, raw, w, seq); size == 0 {
+			return w, c.errf("thread %d: bad event", th.tid)
+		}
+		s.ev = append(s.ev, event{seq: seq, off: uint32(w)})
+		w += size
+	}
+	return w, nil
+}
+
+// fixedEvent decodes thread th's next event, numbered seq, into raw at w,
+// which has room for it. It returns its size, 0 if it does not decode.
+func (c *colDecoder) fixedEvent(th *colThreadState, raw []byte, w int, seq int32) (int, int) {
+	kinds := th.cols[colKinds]
+	if len(kinds) == 0 {
+		return w, 0
+	}
+	code := colKind(kinds[0])
+	th.cols[colKinds] = kinds[1:]
+	k := code & colMask
+	size := int(c.kindSize[k])
+	if size == 0 || code&^(colTop|colTime|colMask) != 0 {
+		return w, 0
+	}
+	rel := th.lastTime
+	if code&colTime != 0 {
+		t := th.cols[colTimes]
+		var d uint64
+		if len(t) > 0 && t[0] < 0x80 {
+			d, th.cols[colTimes] = uint64(t[0]), t[1:]
+		} else {
+			d = c.uv(&th.cols[colTimes])
+		}
+		rel += unzigzag(d)
+		th.lastTime = rel
+	}
+	var method uint32
+	if code&colTop != 0 {
+		n := len(th.stack)
+		if n == 0 || k == colEntry || k == colVisit {
+			return w, 0
+		}
+		method = uint32(th.stack[n-1])
+	} else {
+		lo := th.cols[colMethods]
+		if len(lo) == 0 {
+			return w, 0
+		}
+		th.cols[colMethods] = lo[1:]
+		v := uint64(lo[0])
+		if v >= 0x80 {
+			v = v&0x7f | c.uv(&th.cols[colMethodsHi])<<7
+			if v > 1<<32-1 {
+				return w, 0
+			}
+		}
+		method = uint32(v)
+	}
+	o := raw[w : w+maxFixed]
+	x := th.cols[colExtras]
+	var v uint64
+	if k != colEntry {
+		if len(x) > 0 && x[0] < 0x80 {
+			v, x = uint64(x[0]), x[1:]
+		} else {
+			v = c.uv(&x)
+		}
+	}
+	switch k {
+	case colEntry:
+		o[0] = byte(bytefrog.MsgMethodEntry)
+		binary.BigEndian.PutUint16(o[offField4:], th.tid)
+		if len(th.stack) < maxStack {
+			th.stack = append(th.stack, int32(method))
+		}
+	case colExit:
+		o[0] = byte(bytefrog.MsgMethodExit)
+		if c.exitCP {
+			if v > 0xff {
+				return w, 0
+			}
+			o[offField4] = byte(v)
+			binary.BigEndian.PutUint16(o[offTIDCP:], th.tid)
+		} else {
+			if v == 0 || v > 1<<16 {
+				return w, 0
+			}
+			binary.BigEndian.PutUint16(o[offField4:], uint16(v-1))
+			binary.BigEndian.PutUint16(o[offTIDExit:], th.tid)
+		}
+		th.pop()
+	case colException:
+		o[0] = byte(bytefrog.MsgException)
+		line := c.uv(&x)
+		if v > 1<<32-1 || line == 0 || line > 1<<16 {
+			return w, 0
+		}
+		binary.BigEndian.PutUint32(o[offField4:], uint32(v))
+		binary.BigEndian.PutUint16(o[offField5:], uint16(line-1))
+		binary.BigEndian.PutUint16(o[offTIDExc:], th.tid)
+	case colBubble:
+		o[0] = byte(bytefrog.MsgExceptionBubble)
+		if v > 1<<32-1 {
+			return w, 0
+		}
+		binary.BigEndian.PutUint32(o[offField4:], uint32(v))
+		binary.BigEndian.PutUint16(o[offField5:], th.tid)
+		th.pop()
+	case colVisit:
+		o[0] = byte(bytefrog.MsgMethodVisit)
+		if v > 1<<32-1 {
+			return w, 0
+		}
+		binary.BigEndian.PutUint32(o[offField4:], uint32(v))
+		binary.BigEndian.PutUint16(o[offField5:], th.tid)
+	}
+	if c.bad {
+		return w, 0
+	}
+	th.cols[colExtras] = x
+	binary.BigEndian.PutUint32(o[offRelTime:], uint32(rel))
+	binary.BigEndian.PutUint32(o[offSeq:], uint32(seq))
+	binary.BigEndian.PutUint32(o[offMethod:], method)
+	return w, size
+}
+
+func (th *colThreadState) pop() {
+	if len(th.stack) > 0 {
+		th.stack = th.stack[:len(th.stack)-1]
+	}
+}
+
+// verbatim checks a message kept as it is: a whole message of the class
+// given.
+func (c *colDecoder) verbatim(msg []byte, class uint8) error {
+	if len(msg) == 0 || c.class[msg[0]] != class || c.fixed[msg[0]] != 0 && class == classSequenced {
+		return c.errf("kept message of type %d where a %s one belongs", firstByte(msg),
+			map[uint8]string{classSequenced: "sequenced", classUnsequenced: "unsequenced"}[class])
+	}
+	n, err := c.d.Parse(&c.m, msg)
+	if err != nil {
+		return c.errf("kept %v message: %v", bytefrog.MsgType(msg[0]), err)
+	}
+	if n != len(msg) {
+		return c.errf("kept %v message of %d bytes holds %d", bytefrog.MsgType(msg[0]), len(msg), n)
+	}
+	return nil
+}
+
+func firstByte(b []byte) int {
+	if len(b) == 0 {
+		return -1
+	}
+	return int(b[0])
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package hq
+
+const raceEnabled = false
