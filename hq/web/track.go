@@ -1,0 +1,358 @@
+package web
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/hq/calltree"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// ev is one call event waiting in a batch.
+type ev struct {
+	typ    bytefrog.MsgType
+	tid    uint16
+	at     int32
+	method int32
+	exc    int32
+}
+
+// span is one bar of the timeline: calls at depth on thread tid from
+// start to end (ms). Calls of at most a millisecond that follow each other
+// within a millisecond are merged into one span (count of them; mixed when
+// they were not all of method, the first one's); a longer call always has
+// a span of its own.
+type span struct {
+	tid     uint16
+	depth   uint8
+	bubbled bool // a call of it ended by an exception
+	short   bool // made of calls of at most 1 ms: later short calls may join
+	mixed   bool
+	method  int32
+	start   int32
+	end     int32
+	count   int32
+}
+
+// tlFrame is one open call of a thread, as the timeline sees it.
+type tlFrame struct {
+	method int32
+	start  int32
+}
+
+// tlThread is the timeline state of one thread.
+type tlThread struct {
+	stack   []tlFrame
+	pending []span // per depth: the span that may still grow
+	last    int32
+	bubble  *bubbling // an exception on its way up, or nil
+}
+
+// bubbling is an exception leaving calls on one thread.
+type bubbling struct {
+	exc     int32
+	thrower int32   // the method that threw it; -1 when no throw was seen
+	path    []int32 // the calls it ended, innermost first
+	more    bool    // longer than maxBubbleLen
+}
+
+// bubblePath counts one way an exception took.
+type bubblePath struct {
+	exc     int32
+	thrower int32
+	path    []int32
+	more    bool
+	caught  int32 // the method it was caught in; -1 when it left the thread's outermost call
+	count   int64
+	last    int32
+}
+
+// marker is one marker or log record.
+type marker struct {
+	seq        int32
+	at         int32
+	key, value string
+}
+
+// tracker follows one run: it is the run's hq.Processor and holds what the
+// page reads. The core goroutine calls Message, DataBreak and Finish; it
+// hands events to the tree in batches, under mu, so readers wait at most
+// one batch.
+type tracker struct {
+	key  int
+	run  *hq.Run // nil in benchmarks
+	cfg  *Config
+	pend []ev // core goroutine only
+
+	mu        sync.Mutex // guards everything below, and tree
+	tree      *calltree.Tree
+	threads   []*tlThread
+	names     []int32 // method ids in the order they were mapped
+	named     map[int32]bool
+	excs      map[int32]string
+	spans     []span // ring
+	nspans    uint64 // spans ever added
+	markers   []marker
+	nmarkers  uint64
+	bubbles   map[string]*bubblePath
+	bubblesX  int64 // bubble paths not kept (cap)
+	finished  bool
+	report    *hq.Report
+	lastEvent int32
+
+	pub     published // for readers; guarded by its own lock
+	pubOnce sync.Mutex
+	scratch []calltree.NodeValues // the next snapshot (under pubOnce)
+}
+
+func newTracker(key int, run *hq.Run, cfg *Config) (*tracker, error) {
+	tree, err := calltree.New(cfg.Tree)
+	if err != nil {
+		return nil, err
+	}
+	return &tracker{key: key, run: run, cfg: cfg, pend: make([]ev, 0, cfg.Batch), tree: tree,
+		named: map[int32]bool{}, excs: map[int32]string{}, bubbles: map[string]*bubblePath{},
+		spans: make([]span, 0, min(cfg.Spans, 4096))}, nil
+}
+
+var _ hq.Processor = (*tracker)(nil)
+
+// Message takes one message of the run (hq.Processor).
+func (t *tracker) Message(m *bytefrog.Msg) {
+	switch m.Type {
+	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
+		t.pend = append(t.pend, ev{typ: m.Type, tid: m.ThreadID, at: m.RelTime, method: m.MethodID, exc: m.ExceptionID})
+		if len(t.pend) >= t.cfg.Batch {
+			t.mu.Lock()
+			t.flushLocked()
+			t.mu.Unlock()
+		}
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.flushLocked()
+	t.tree.Message(m)
+	switch m.Type {
+	case bytefrog.MsgMapMethodSignature:
+		if !t.named[m.MethodID] && len(t.names) < maxNames {
+			t.named[m.MethodID] = true
+			t.names = append(t.names, m.MethodID)
+		}
+	case bytefrog.MsgMapException:
+		if len(t.excs) < maxNames {
+			t.excs[m.ExceptionID] = bytefrog.String(m.Text)
+		}
+	case bytefrog.MsgMarker:
+		t.addMarker(marker{seq: m.Seq, at: m.RelTime, key: clip(bytefrog.String(m.Text)), value: clip(bytefrog.String(m.Value))})
+	}
+}
+
+// clip bounds a text kept for the page.
+func clip(s string) string {
+	if len(s) <= maxTextLen {
+		return s
+	}
+	s = s[:maxTextLen]
+	for len(s) > 0 && !utf8Start(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 {
+		s = s[:len(s)-1] // the cut rune's first byte
+	}
+	return s + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func (t *tracker) addMarker(mk marker) {
+	if len(t.markers) < t.cfg.Markers {
+		t.markers = append(t.markers, mk)
+	} else {
+		t.markers[t.nmarkers%uint64(t.cfg.Markers)] = mk
+	}
+	t.nmarkers++
+}
+
+// DataBreak drops the open calls (hq.Processor).
+func (t *tracker) DataBreak(seq int32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.flushLocked()
+	t.tree.DataBreak(seq)
+	t.closeAllLocked()
+}
+
+// Finish ends the run (hq.Processor).
+func (t *tracker) Finish(r *hq.Report) {
+	t.mu.Lock()
+	t.flushLocked()
+	t.tree.Finish(r)
+	t.closeAllLocked()
+	t.finished = true
+	t.report = r
+	t.mu.Unlock()
+	t.publish(time.Now())
+}
+
+// flushLocked hands the batch to the tree and the timeline; t.mu is held.
+func (t *tracker) flushLocked() {
+	if len(t.pend) == 0 {
+		return
+	}
+	var m bytefrog.Msg
+	for i := range t.pend {
+		e := &t.pend[i]
+		m.Type, m.ThreadID, m.RelTime, m.MethodID, m.ExceptionID = e.typ, e.tid, e.at, e.method, e.exc
+		t.tree.Message(&m)
+		t.timeline(e)
+	}
+	t.pend = t.pend[:0]
+}
+
+func (t *tracker) thread(tid uint16) *tlThread {
+	if int(tid) >= len(t.threads) {
+		t.threads = append(t.threads, make([]*tlThread, int(tid)+1-len(t.threads))...)
+	}
+	th := t.threads[tid]
+	if th == nil {
+		th = &tlThread{pending: make([]span, t.cfg.SpanDepth)}
+		t.threads[tid] = th
+	}
+	return th
+}
+
+// timeline follows one event for the timeline and the bubble paths.
+func (t *tracker) timeline(e *ev) {
+	th := t.thread(e.tid)
+	at := max(e.at, th.last) // monotonic per thread, as the tree makes it
+	th.last = at
+	t.lastEvent = max(t.lastEvent, at)
+	if b := th.bubble; b != nil && !(e.typ == bytefrog.MsgExceptionBubble && e.exc == b.exc) {
+		t.endBubble(th)
+	}
+	switch e.typ {
+	case bytefrog.MsgMethodEntry:
+		th.stack = append(th.stack, tlFrame{method: e.method, start: at})
+	case bytefrog.MsgException:
+		th.bubble = &bubbling{exc: e.exc, thrower: e.method}
+	case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
+		bubbled := e.typ == bytefrog.MsgExceptionBubble
+		if bubbled {
+			b := th.bubble
+			if b == nil {
+				b = &bubbling{exc: e.exc, thrower: -1}
+				th.bubble = b
+			}
+			if len(b.path) < maxBubbleLen {
+				b.path = append(b.path, e.method)
+			} else {
+				b.more = true
+			}
+		}
+		n := len(th.stack)
+		if n == 0 {
+			return
+		}
+		f := th.stack[n-1]
+		th.stack = th.stack[:n-1]
+		t.closeCall(th, e.tid, n-1, f, at, bubbled)
+	}
+}
+
+// closeCall adds the call f, which ended at at, to the timeline.
+func (t *tracker) closeCall(th *tlThread, tid uint16, depth int, f tlFrame, at int32, bubbled bool) {
+	if depth >= len(th.pending) {
+		return
+	}
+	p := &th.pending[depth]
+	short := at-f.start <= 1
+	if p.count > 0 && p.short && short && f.start-p.end <= 1 {
+		p.end = at
+		p.count++
+		p.bubbled = p.bubbled || bubbled
+		p.mixed = p.mixed || p.method != f.method
+		return
+	}
+	if p.count > 0 {
+		t.addSpan(*p)
+	}
+	*p = span{tid: tid, depth: uint8(depth), bubbled: bubbled, short: short, method: f.method, start: f.start, end: at, count: 1}
+}
+
+func (t *tracker) addSpan(s span) {
+	if len(t.spans) < t.cfg.Spans {
+		t.spans = append(t.spans, s)
+	} else {
+		t.spans[t.nspans%uint64(t.cfg.Spans)] = s
+	}
+	t.nspans++
+}
+
+// settleLocked moves the pending spans that can no longer grow (their end
+// is more than a millisecond behind their thread) to the ring; with all,
+// every pending span.
+func (t *tracker) settleLocked(all bool) {
+	for _, th := range t.threads {
+		if th == nil {
+			continue
+		}
+		for d := range th.pending {
+			p := &th.pending[d]
+			if p.count > 0 && (all || th.last-p.end > 1) {
+				t.addSpan(*p)
+				p.count = 0
+			}
+		}
+	}
+}
+
+// endBubble records where the exception of th stopped: the method whose
+// call is now the innermost, which caught it.
+func (t *tracker) endBubble(th *tlThread) {
+	b := th.bubble
+	th.bubble = nil
+	caught := int32(-1)
+	if n := len(th.stack); n > 0 {
+		caught = th.stack[n-1].method
+	}
+	var sb strings.Builder
+	for _, m := range append(b.path, b.thrower, b.exc, caught) {
+		sb.WriteString(itoa(int64(m)))
+		sb.WriteByte(',')
+	}
+	k := sb.String()
+	p, ok := t.bubbles[k]
+	if !ok {
+		if len(t.bubbles) >= t.cfg.BubblePaths {
+			t.bubblesX++
+			return
+		}
+		p = &bubblePath{exc: b.exc, thrower: b.thrower, path: b.path, more: b.more, caught: caught}
+		t.bubbles[k] = p
+	}
+	p.count++
+	p.last = th.last
+}
+
+// closeAllLocked ends every open call (a data break or the end of the
+// run) at its thread's last time and settles the timeline.
+func (t *tracker) closeAllLocked() {
+	for tid, th := range t.threads {
+		if th == nil {
+			continue
+		}
+		if th.bubble != nil {
+			th.stack = th.stack[:0]
+			t.endBubble(th)
+		}
+		for n := len(th.stack); n > 0; n = len(th.stack) {
+			f := th.stack[n-1]
+			th.stack = th.stack[:n-1]
+			t.closeCall(th, uint16(tid), n-1, f, th.last, false)
+		}
+	}
+	t.settleLocked(true)
+}
