@@ -299,6 +299,7 @@ func TestHostile(t *testing.T) {
 		{"GET", fmt.Sprintf("/api/runs/%d/markers?q=%s", key, strings.Repeat("a", maxQueryLen+1)), nil, 400},
 		{"GET", fmt.Sprintf("/api/runs/%d/markers?kind=evil", key), nil, 400},
 		{"GET", fmt.Sprintf("/api/runs/%d/markers?limit=0", key), nil, 400},
+		{"GET", fmt.Sprintf("/api/runs/%d/markers?from=middle", key), nil, 400},
 		{"GET", fmt.Sprintf("/api/runs/%d/markers?since=18446744073709551615&limit=18446744073709551615", key), nil, 200},
 		{"GET", "/../../etc/passwd", nil, 404},
 		{"GET", "/static/app.js", nil, 404},
@@ -418,26 +419,30 @@ func TestTimelineExceptionsMarkers(t *testing.T) {
 
 	type mkJSON struct {
 		Next    uint64       `json:"next"`
+		Skipped uint64       `json:"skipped"`
 		Total   uint64       `json:"total"`
 		Markers []MarkerInfo `json:"markers"`
 	}
 	var mk mkJSON
-	e.waitData("markers", func() bool { e.get(fmt.Sprintf("/api/runs/%d/markers", key), &mk); return mk.Total == 7 })
+	e.waitData("markers", func() bool { e.get(fmt.Sprintf("/api/runs/%d/markers?from=oldest", key), &mk); return mk.Total == 7 })
 	if len(mk.Markers) != 3 || !mk.Markers[0].Log || mk.Markers[0].Key != "log:app.db" || mk.Markers[1].Log || mk.Next != 3 {
-		t.Errorf("first answer (cap 3): %+v next %d", mk.Markers, mk.Next)
+		t.Errorf("the oldest (cap 3): %+v next %d", mk.Markers, mk.Next)
 	}
 	var rest mkJSON
-	e.get(fmt.Sprintf("/api/runs/%d/markers?since=%d&limit=100", key, mk.Next), &rest)
-	if len(rest.Markers) != 3 || rest.Markers[0].Value != "INFO request 1" {
-		t.Errorf("second answer: %+v", rest.Markers)
+	e.get(fmt.Sprintf("/api/runs/%d/markers?from=oldest&since=%d&limit=100", key, mk.Next), &rest)
+	if len(rest.Markers) != 3 || rest.Markers[0].Value != "INFO request 1" || rest.Next != 6 {
+		t.Errorf("the next oldest: %+v", rest.Markers)
+	}
+	var newest mkJSON
+	e.get(fmt.Sprintf("/api/runs/%d/markers?since=1", key), &newest)
+	if len(newest.Markers) != 3 || newest.Markers[2].Value != "INFO request 4" || newest.Next != 7 || newest.Skipped != 3 {
+		t.Errorf("the newest since 1: %+v next %d skipped %d", newest.Markers, newest.Next, newest.Skipped)
 	}
 	for q, want := range map[string]int{"kind=log": 6, "kind=marker": 1, "q=" + url.QueryEscape("REQUEST 3"): 1, "q=slow&kind=marker": 0, "q=warmup": 1} {
 		var f mkJSON
-		e.get(fmt.Sprintf("/api/runs/%d/markers?limit=100&%s", key, q), &f)
-		// the cap of an answer is 3: count through the pages
-		n := len(f.Markers)
-		for f.Next < f.Total && len(f.Markers) > 0 {
-			e.get(fmt.Sprintf("/api/runs/%d/markers?limit=100&since=%d&%s", key, f.Next, q), &f)
+		n := 0
+		for since := uint64(0); since < 7; since = f.Next {
+			e.get(fmt.Sprintf("/api/runs/%d/markers?from=oldest&limit=100&since=%d&%s", key, since, q), &f)
 			n += len(f.Markers)
 		}
 		if n != want {

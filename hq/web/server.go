@@ -786,30 +786,58 @@ func (s *Server) handleMarkers(w http.ResponseWriter, r *http.Request, t *tracke
 		http.Error(w, "web: kind: want all, log or marker", http.StatusBadRequest)
 		return
 	}
+	switch r.URL.Query().Get("from") {
+	case "", "newest", "oldest":
+	default:
+		http.Error(w, "web: from: want newest or oldest", http.StatusBadRequest)
+		return
+	}
+	oldest := r.URL.Query().Get("from") == "oldest"
 	out := struct {
 		Next    uint64       `json:"next"`
-		Total   uint64       `json:"total"` // markers the run sent
-		Skipped uint64       `json:"skipped"`
+		Total   uint64       `json:"total"`   // markers the run sent
+		Skipped uint64       `json:"skipped"` // markers after since that no answer will hold (dropped, or passed over)
 		Markers []MarkerInfo `json:"markers"`
 	}{Markers: []MarkerInfo{}}
 	t.mu.Lock()
 	n := t.nmarkers
-	from := max(min(since, n), n-uint64(len(t.markers)))
-	out.Skipped = from - min(since, n)
+	since = min(since, n)
+	from := max(since, n-uint64(len(t.markers)))
 	out.Total = n
-	k := from
-	for ; k < n && uint64(len(out.Markers)) < limit; k++ {
+	match := func(k uint64) (MarkerInfo, bool) {
 		mk := &t.markers[k%uint64(s.cfg.Markers)]
 		isLog := strings.HasPrefix(mk.key, LogPrefix)
 		if kind == "log" && !isLog || kind == "marker" && isLog {
-			continue
+			return MarkerInfo{}, false
 		}
 		if q != "" && !strings.Contains(strings.ToLower(mk.key), q) && !strings.Contains(strings.ToLower(mk.value), q) {
-			continue
+			return MarkerInfo{}, false
 		}
-		out.Markers = append(out.Markers, MarkerInfo{N: k, Seq: mk.seq, At: mk.at, Log: isLog, Key: mk.key, Value: mk.value})
+		return MarkerInfo{N: k, Seq: mk.seq, At: mk.at, Log: isLog, Key: mk.key, Value: mk.value}, true
 	}
-	out.Next = k
+	if oldest {
+		// The oldest matches first: next continues after them.
+		k := from
+		for ; k < n && uint64(len(out.Markers)) < limit; k++ {
+			if m, ok := match(k); ok {
+				out.Markers = append(out.Markers, m)
+			}
+		}
+		out.Next = k
+		out.Skipped = from - since
+	} else {
+		// The newest matches (what a live page shows): older ones are
+		// passed over.
+		k := n
+		for ; k > from && uint64(len(out.Markers)) < limit; k-- {
+			if m, ok := match(k - 1); ok {
+				out.Markers = append(out.Markers, m)
+			}
+		}
+		slices.Reverse(out.Markers)
+		out.Next = n
+		out.Skipped = k - since
+	}
 	t.mu.Unlock()
 	writeJSON(w, out)
 }

@@ -8,7 +8,8 @@ const POLL_MS = 1000;
 const SVGNS = 'http://www.w3.org/2000/svg';
 const FRAME_H = 16;
 const MAX_SPANS = 100000;  // timeline bars kept in the page
-const MAX_MARKER_ROWS = 2000;
+const MAX_MARKER_ROWS = 300;
+const MARKERS_PER_POLL = 100;
 
 const $ = (id) => document.getElementById(id);
 
@@ -118,6 +119,7 @@ function renderRuns(list) {
     tr.cells[3].textContent = ri.health;
     tr.cells[3].className = 'health-' + ri.health;
     tr.cells[4].textContent = human(ri.events);
+    tr.dataset.events = ri.events;
     tr.cells[5].textContent = human(ri.rate);
     tr.cells[5].dataset.rate = ri.rate;
     tr.cells[7].textContent = ri.threads;
@@ -458,9 +460,10 @@ async function pollMarkers(r) {
   if (fk !== r.filterKey) {
     r.filterKey = fk;
     r.markNext = 0;
+    r.markSkipped = 0;
     $('markers').tBodies[0].textContent = '';
   }
-  const d = await getJSON('/api/runs/' + r.key + '/markers?since=' + r.markNext + '&kind=' + encodeURIComponent(kind) +
+  const d = await getJSON('/api/runs/' + r.key + '/markers?limit=' + MARKERS_PER_POLL + '&since=' + r.markNext + '&kind=' + encodeURIComponent(kind) +
     '&q=' + encodeURIComponent(q));
   if (r !== run || fk !== r.filterKey) return;
   r.markNext = d.next;
@@ -475,7 +478,9 @@ async function pollMarkers(r) {
     tb.insertBefore(tr, tb.firstChild);  // newest first
   }
   while (tb.rows.length > MAX_MARKER_ROWS) tb.deleteRow(-1);
-  $('markinfo').textContent = d.total + ' markers and log records in the run' + (d.skipped ? '; older ones dropped' : '');
+  r.markSkipped = (r.markSkipped || 0) + d.skipped;
+  $('markinfo').textContent = d.total + ' markers and log records in the run; the newest shown' +
+    (r.markSkipped ? ' (' + r.markSkipped + ' passed over)' : '');
 }
 
 // ---- polling ----
