@@ -74,7 +74,8 @@ type Config struct {
 	EndedRuns int
 	// RateSamples is the length of a run's event-rate history.
 	RateSamples int
-	// Tree bounds each run's call tree (nil: calltree defaults).
+	// Tree bounds each run's call tree (nil: calltree's defaults without
+	// its timeline, which the page does not use).
 	Tree *calltree.Config
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -726,7 +727,7 @@ func (s *Server) handleExceptions(w http.ResponseWriter, r *http.Request, t *tra
 		}
 		return t.tree.MethodName(m)
 	}
-	for _, b := range t.bubbles {
+	for _, b := range slices.Concat(slices.Collect(maps.Values(t.bubbles))...) {
 		bi := BubbleInfo{Exception: t.tree.ExceptionName(b.exc), Thrower: name(b.thrower), More: b.more,
 			Caught: name(b.caught), Count: b.count, Last: b.last, Path: []string{}}
 		for _, m := range b.path {

@@ -1,7 +1,7 @@
 package web
 
 import (
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,7 +47,8 @@ type tlThread struct {
 	stack   []tlFrame
 	pending []span // per depth: the span that may still grow
 	last    int32
-	bubble  *bubbling // an exception on its way up, or nil
+	bubble  bubbling // an exception on its way up, when bubbling
+	bubbles bool
 }
 
 // bubbling is an exception leaving calls on one thread.
@@ -96,7 +97,8 @@ type tracker struct {
 	nspans    uint64 // spans ever added
 	markers   []marker
 	nmarkers  uint64
-	bubbles   map[string]*bubblePath
+	bubbles   map[uint64][]*bubblePath // by a hash of the path
+	nbubbles  int
 	bubblesX  int64 // bubble paths not kept (cap)
 	finished  bool
 	report    *hq.Report
@@ -108,12 +110,17 @@ type tracker struct {
 }
 
 func newTracker(key int, run *hq.Run, cfg *Config) (*tracker, error) {
-	tree, err := calltree.New(cfg.Tree)
+	tc := cfg.Tree
+	if tc == nil {
+		// The page draws its own timeline: the tree keeps none.
+		tc = &calltree.Config{MaxTimeline: -1}
+	}
+	tree, err := calltree.New(tc)
 	if err != nil {
 		return nil, err
 	}
 	return &tracker{key: key, run: run, cfg: cfg, pend: make([]ev, 0, cfg.Batch), tree: tree,
-		named: map[int32]bool{}, excs: map[int32]string{}, bubbles: map[string]*bubblePath{},
+		named: map[int32]bool{}, excs: map[int32]string{}, bubbles: map[uint64][]*bubblePath{},
 		spans: make([]span, 0, min(cfg.Spans, 4096))}, nil
 }
 
@@ -230,22 +237,21 @@ func (t *tracker) timeline(e *ev) {
 	at := max(e.at, th.last) // monotonic per thread, as the tree makes it
 	th.last = at
 	t.lastEvent = max(t.lastEvent, at)
-	if b := th.bubble; b != nil && !(e.typ == bytefrog.MsgExceptionBubble && e.exc == b.exc) {
+	if th.bubbles && !(e.typ == bytefrog.MsgExceptionBubble && e.exc == th.bubble.exc) {
 		t.endBubble(th)
 	}
 	switch e.typ {
 	case bytefrog.MsgMethodEntry:
 		th.stack = append(th.stack, tlFrame{method: e.method, start: at})
 	case bytefrog.MsgException:
-		th.bubble = &bubbling{exc: e.exc, thrower: e.method}
+		th.startBubble(e.exc, e.method)
 	case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
 		bubbled := e.typ == bytefrog.MsgExceptionBubble
 		if bubbled {
-			b := th.bubble
-			if b == nil {
-				b = &bubbling{exc: e.exc, thrower: -1}
-				th.bubble = b
+			if !th.bubbles {
+				th.startBubble(e.exc, -1)
 			}
+			b := &th.bubble
 			if len(b.path) < maxBubbleLen {
 				b.path = append(b.path, e.method)
 			} else {
@@ -309,32 +315,47 @@ func (t *tracker) settleLocked(all bool) {
 	}
 }
 
+// startBubble begins the path of exception exc, thrown in thrower (-1:
+// unknown).
+func (th *tlThread) startBubble(exc, thrower int32) {
+	th.bubbles = true
+	th.bubble = bubbling{exc: exc, thrower: thrower, path: th.bubble.path[:0]}
+}
+
 // endBubble records where the exception of th stopped: the method whose
 // call is now the innermost, which caught it.
 func (t *tracker) endBubble(th *tlThread) {
-	b := th.bubble
-	th.bubble = nil
+	b := &th.bubble
+	th.bubbles = false
 	caught := int32(-1)
 	if n := len(th.stack); n > 0 {
 		caught = th.stack[n-1].method
 	}
-	var sb strings.Builder
-	for _, m := range append(b.path, b.thrower, b.exc, caught) {
-		sb.WriteString(itoa(int64(m)))
-		sb.WriteByte(',')
+	h := uint64(14695981039346656037)
+	mix := func(v int32) {
+		h ^= uint64(uint32(v))
+		h *= 1099511628211
 	}
-	k := sb.String()
-	p, ok := t.bubbles[k]
-	if !ok {
-		if len(t.bubbles) >= t.cfg.BubblePaths {
-			t.bubblesX++
+	mix(b.exc)
+	mix(b.thrower)
+	mix(caught)
+	for _, m := range b.path {
+		mix(m)
+	}
+	for _, p := range t.bubbles[h] {
+		if p.exc == b.exc && p.thrower == b.thrower && p.caught == caught && p.more == b.more && slices.Equal(p.path, b.path) {
+			p.count++
+			p.last = th.last
 			return
 		}
-		p = &bubblePath{exc: b.exc, thrower: b.thrower, path: b.path, more: b.more, caught: caught}
-		t.bubbles[k] = p
 	}
-	p.count++
-	p.last = th.last
+	if t.nbubbles >= t.cfg.BubblePaths {
+		t.bubblesX++
+		return
+	}
+	t.nbubbles++
+	t.bubbles[h] = append(t.bubbles[h], &bubblePath{exc: b.exc, thrower: b.thrower, path: slices.Clone(b.path), more: b.more,
+		caught: caught, count: 1, last: th.last})
 }
 
 // closeAllLocked ends every open call (a data break or the end of the
@@ -344,7 +365,7 @@ func (t *tracker) closeAllLocked() {
 		if th == nil {
 			continue
 		}
-		if th.bubble != nil {
+		if th.bubbles {
 			th.stack = th.stack[:0]
 			t.endBubble(th)
 		}
