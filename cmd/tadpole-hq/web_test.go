@@ -48,6 +48,7 @@ type pageResult struct {
 	Ctllog        string    `json:"ctllog"`
 	PausedEvents  []int64   `json:"pausedEvents"`
 	PausedRate    float64   `json:"pausedRate"`
+	FrameMs       []int64   `json:"frameMs"`
 	FinalLog      string    `json:"finalLog"`
 }
 
@@ -167,7 +168,8 @@ func TestWebPageChromium(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("page.mjs: %v\n%s", err, out)
 	}
-	t.Logf("page: agent %q, events %v, rates %v, timeline %q, matched %q", res.Agent, res.Events, res.Rates, res.Timeline, res.Matched)
+	t.Logf("page: agent %q, events %v, rates %v, timeline %q, matched %q, frames in %v ms", res.Agent, res.Events, res.Rates,
+		res.Timeline, res.Matched, res.FrameMs)
 
 	if len(res.Errors) > 0 {
 		t.Errorf("the page's errors: %q", res.Errors)
@@ -194,6 +196,9 @@ func TestWebPageChromium(t *testing.T) {
 	}
 	if res.ZoomWidth < res.SVGWidth-1 || !res.UnzoomEnabled {
 		t.Errorf("zoomed serve: width %v of %v, reset enabled %v", res.ZoomWidth, res.SVGWidth, res.UnzoomEnabled)
+	}
+	if len(res.FrameMs) == 0 || slices.Max(res.FrameMs) > 5000 {
+		t.Errorf("the page took %v ms to give frames: not responsive", res.FrameMs)
 	}
 	if !strings.Contains(res.Timeline, " bars") {
 		t.Errorf("timeline: %q", res.Timeline)

@@ -442,12 +442,12 @@ async function pollExceptions(r) {
   const ol = $('bubbles');
   ol.textContent = '';
   for (const p of d.paths.slice(0, 50)) {
-    const parts = [p.exception + ' ×' + p.count + ':'];
+    const parts = [];
     if (p.thrower) parts.push('thrown in ' + p.thrower);
     for (const m of p.path) parts.push('ended ' + m);
     if (p.more) parts.push('…');
-    parts.push(p.caught ? 'caught in ' + p.caught : 'left the thread');
-    ol.appendChild(el('li', null, parts.join(' → ')));
+    parts.push(p.caught ? 'caught in ' + p.caught : 'caught outside the traced calls');
+    ol.appendChild(el('li', null, p.exception + ' ×' + p.count + ': ' + parts.join(' → ')));
   }
   if (d.pathsNotKept) ol.appendChild(el('li', { class: 'hint' }, d.pathsNotKept + ' more paths not kept'));
 }
