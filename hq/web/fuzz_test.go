@@ -1,0 +1,174 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/hq/hqtest"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// fedServer is a page with one run fed by hand (no HQ): calls, an
+// exception, markers.
+func fedServer(t testing.TB) *Server {
+	s, err := New(&Config{Tick: time.Minute, DeltaNodes: 3, DeltaSpans: 2, DeltaMarkers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	tr := s.add(nil)
+	g := hqtest.NewGen(bytefrog.FlavorBytefrog)
+	for i := range int32(20) {
+		g.RelTime = i * 3
+		g.Entry(1, 1)
+		g.Entry(1, 2+i%4)
+		g.RelTime++
+		if i%5 == 0 {
+			g.Throw(1, 2+i%4, 9, 1)
+			g.Bubble(1, 2+i%4, 9)
+		} else {
+			g.Exit(1, 2+i%4, 0)
+		}
+		g.Exit(1, 1, 0)
+		g.Marker("log:x", "INFO <script>alert(1)</script> \"quoted\"")
+	}
+	b := g.Take()
+	d := bytefrog.Dialect{Version: bytefrog.Version1, Flavor: bytefrog.FlavorBytefrog}
+	var m bytefrog.Msg
+	for len(b) > 0 {
+		n, err := d.Parse(&m, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Message(&m)
+		b = b[n:]
+	}
+	tr.Finish(&hq.Report{OK: true})
+	return s
+}
+
+// FuzzAPI: any path and query, with any method and headers a page could
+// send, gets an answer of a known status; a 200 carries valid JSON (or the
+// page) and no command reaches a run without the control header.
+func FuzzAPI(f *testing.F) {
+	for _, seed := range []string{
+		"/api/runs", "/api/runs/1/flame?since=0", "/api/runs/1/flame?since=1&after=2&names=1",
+		"/api/runs/1/timeline?since=3", "/api/runs/1/exceptions", "/api/runs/1/markers?q=script&kind=log&from=oldest&limit=1",
+		"/api/runs/1/control?action=pause", "/", "/app.js", "/api/runs/%2e%2e/flame", "/api/runs/1/markers?q=%ff%fe",
+		"/api/runs/18446744073709551616/flame", "/api/runs/1/flame?since=99999999999999999999",
+	} {
+		f.Add("GET", seed, false)
+		f.Add("POST", seed, true)
+	}
+	s := fedServer(f)
+	h := s.Handler()
+	f.Fuzz(func(t *testing.T, method, target string, header bool) {
+		if !strings.HasPrefix(target, "/") || strings.ContainsAny(target, " \r\n\t#") || len(method) == 0 || len(method) > 10 ||
+			strings.ContainsAny(method, " \r\n\t/()<>@,;:\\\"[]?={}") {
+			return
+		}
+		req, err := http.NewRequest(method, "http://127.0.0.1:1"+target, nil)
+		if err != nil {
+			return
+		}
+		if header {
+			req.Header.Set(ControlHeader, "1")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		switch w.Code {
+		case 200:
+			ct := w.Header().Get("Content-Type")
+			if strings.HasPrefix(ct, "application/json") && !json.Valid(w.Body.Bytes()) {
+				t.Fatalf("%s %s: invalid JSON %q", method, target, w.Body.String())
+			}
+			if strings.Contains(target, "control") && !header && method == "POST" {
+				t.Fatalf("%s %s: a command without the control header", method, target)
+			}
+		case 301, 307, 308, 400, 403, 404, 405, 409, 410:
+		default:
+			t.Fatalf("%s %s: status %d %q", method, target, w.Code, w.Body.String())
+		}
+		if w.Header().Get("Content-Security-Policy") == "" && w.Code != 301 && w.Code != 307 && w.Code != 308 {
+			t.Fatalf("%s %s: no Content-Security-Policy", method, target)
+		}
+	})
+}
+
+// TestFedRun: a run fed by hand shows on the page with its data, texts
+// escaped as JSON strings.
+func TestFedRun(t *testing.T) {
+	s := fedServer(t)
+	h := s.Handler()
+	get := func(target string, v any) {
+		t.Helper()
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1:1"+target, nil))
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", target, w.Code, w.Body.String())
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), v); err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+	}
+	var runs runsJSON
+	get("/api/runs", &runs)
+	if len(runs.Runs) != 1 || !runs.Runs[0].Ended || !runs.Runs[0].OK || runs.Runs[0].Calls != 40 {
+		t.Fatalf("runs %+v", runs.Runs)
+	}
+	var mk struct {
+		Markers []MarkerInfo `json:"markers"`
+	}
+	get("/api/runs/1/markers?kind=log", &mk)
+	if len(mk.Markers) != 2 || mk.Markers[1].Value != "INFO <script>alert(1)</script> \"quoted\"" {
+		t.Errorf("markers %+v", mk.Markers)
+	}
+	var ex struct {
+		Paths []BubbleInfo `json:"paths"`
+	}
+	get("/api/runs/1/exceptions", &ex)
+	if len(ex.Paths) != 4 || ex.Paths[0].Count != 1 || ex.Paths[0].Caught != "com.example.C1.m1()V" || ex.Paths[0].Thrower != ex.Paths[0].Path[0] {
+		t.Errorf("bubble paths %+v", ex.Paths)
+	}
+}
+
+// TestHookChains: Hook keeps a NewProcessor already set; both get the
+// run's messages.
+func TestHookChains(t *testing.T) {
+	w, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := hq.DefaultConfig()
+	var other counter
+	cfg.NewProcessor = func(*hq.Run) hq.Processor { return &other }
+	w.Hook(cfg)
+	p := cfg.NewProcessor(nil)
+	p.Message(&bytefrog.Msg{Type: bytefrog.MsgMethodEntry, ThreadID: 1, MethodID: 1})
+	p.DataBreak(1)
+	p.Finish(&hq.Report{})
+	if other != (counter{1, 1, 1}) {
+		t.Errorf("the other processor got %+v", other)
+	}
+	if trs := w.trackers(); len(trs) != 1 || trs[0].tree.Stats().Calls != 1 {
+		t.Errorf("the page's processor did not get the call")
+	}
+	w.Close()
+	cfg.NewProcessor = func(*hq.Run) hq.Processor { return nil }
+	w.Hook(cfg)
+	if p := cfg.NewProcessor(nil); p != nil {
+		t.Errorf("after Close, with no other processor: %v", p)
+	}
+}
+
+type counter struct{ msgs, breaks, finish int }
+
+func (c *counter) Message(*bytefrog.Msg) { c.msgs++ }
+func (c *counter) DataBreak(int32)       { c.breaks++ }
+func (c *counter) Finish(*hq.Report)     { c.finish++ }
