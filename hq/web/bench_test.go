@@ -58,9 +58,10 @@ func benchTraffic(n, fanout int) []benchMsg {
 		if err != nil {
 			panic(err)
 		}
-		x := benchMsg{typ: m.Type, tid: m.ThreadID, method: m.MethodID, exc: m.ExceptionID, rel: m.RelTime, seq: m.Seq}
+		x := benchMsg{typ: m.Type, tid: m.ThreadID, method: m.MethodID, exc: m.ExceptionID, rel: m.RelTime, seq: m.Seq, text: -1}
 		if m.Type == bytefrog.MsgMarker || m.Type >= bytefrog.MsgMapThreadName && m.Type <= bytefrog.MsgMapException {
-			x.text, x.value = append([]byte(nil), m.Text...), append([]byte(nil), m.Value...)
+			x.text = int32(len(benchTexts))
+			benchTexts = append(benchTexts, [2][]byte{append([]byte(nil), m.Text...), append([]byte(nil), m.Value...)})
 		}
 		out = append(out, x)
 		b = b[k:]
@@ -68,18 +69,26 @@ func benchTraffic(n, fanout int) []benchMsg {
 	return out
 }
 
-// benchMsg is a decoded message, kept compact (a bytefrog.Msg is large).
+// benchMsg is a decoded message, kept compact and free of pointers (a
+// bytefrog.Msg is large, and the collector would scan millions of them).
 type benchMsg struct {
 	typ         bytefrog.MsgType
 	tid         uint16
 	method, exc int32
 	rel, seq    int32
-	text, value []byte
+	text        int32 // index in benchTexts, or -1
 }
+
+// benchTexts are the texts and values of the benchmarks' messages.
+var benchTexts [][2][]byte
 
 // msg fills m with x.
 func (x *benchMsg) msg(m *bytefrog.Msg) *bytefrog.Msg {
-	m.Type, m.ThreadID, m.MethodID, m.ExceptionID, m.RelTime, m.Seq, m.Text, m.Value = x.typ, x.tid, x.method, x.exc, x.rel, x.seq, x.text, x.value
+	m.Type, m.ThreadID, m.MethodID, m.ExceptionID, m.RelTime, m.Seq = x.typ, x.tid, x.method, x.exc, x.rel, x.seq
+	m.Text, m.Value = nil, nil
+	if x.text >= 0 {
+		m.Text, m.Value = benchTexts[x.text][0], benchTexts[x.text][1]
+	}
 	return m
 }
 
@@ -158,11 +167,15 @@ func BenchmarkDelta(b *testing.B) {
 			var buf []byte
 			var m bytefrog.Msg
 			reset := func() {
+				if t != nil {
+					t.Finish(nil)
+				}
 				t, _ = newTracker(1, nil, cfg)
 				// The first half of the run is already there.
 				for next = 0; next < len(msgs)/2; next++ {
 					t.Message(msgs[next].msg(&m))
 				}
+				t.sync()
 				t.publish(time.Now())
 				ver, spans = t.pub.version, t.nspans
 			}
@@ -178,6 +191,7 @@ func BenchmarkDelta(b *testing.B) {
 				for end := next + step; next < end; next++ {
 					t.Message(msgs[next].msg(&m))
 				}
+				t.sync()
 				b.StartTimer()
 				t.publish(time.Now())
 				buf = t.flameDelta(buf[:0], ver, 0, 0, cfg.DeltaNodes)
@@ -190,6 +204,7 @@ func BenchmarkDelta(b *testing.B) {
 			b.ReportMetric(float64(fbytes)/float64(b.N), "flame-bytes/delta")
 			b.ReportMetric(float64(tbytes)/float64(b.N), "timeline-bytes/delta")
 			b.ReportMetric(float64(nodes)/float64(b.N), "paths")
+			t.Finish(nil)
 		})
 	}
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
-// ev is one call event waiting in a batch.
+// ev is one message waiting in a batch.
 type ev struct {
 	typ    bytefrog.MsgType
 	tid    uint16
 	at     int32
 	method int32
-	exc    int32
+	exc    int32 // mappings and markers: index of their text in the batch
+	seq    int32 // markers, DataBreak; exception mappings: the exception id
 }
 
 // span is one bar of the timeline: calls at depth on thread tid from
@@ -77,22 +78,39 @@ type marker struct {
 	key, value string
 }
 
+// batch is a run of messages handed from the run's core goroutine to the
+// tracker's worker.
+type batch struct {
+	evs   []ev
+	texts []string        // of mappings and markers: ev.exc indexes them (2 per marker)
+	end   bool            // the run ended: Finish with report
+	rep   *hq.Report      // for end
+	done  chan<- struct{} // closed once the batch is taken in, if not nil
+}
+
+// Batches waiting for the worker; the run's core waits when they are all
+// taken (the page then slows the run, never loses events).
+const queuedBatches = 8
+
 // tracker follows one run: it is the run's hq.Processor and holds what the
-// page reads. The core goroutine calls Message, DataBreak and Finish; it
-// hands events to the tree in batches, under mu, so readers wait at most
-// one batch.
+// page reads. The core goroutine calls Message, DataBreak and Finish, which
+// only copy what matters into a batch; a worker goroutine takes the
+// batches in, under mu, so that the run's core does not wait for the tree
+// and readers wait at most one batch.
 type tracker struct {
-	key  int
-	run  *hq.Run // nil in benchmarks
-	cfg  *Config
-	pend []ev // core goroutine only
+	key   int
+	run   *hq.Run // nil in benchmarks
+	cfg   *Config
+	cur   *batch // being filled: core goroutine only
+	queue chan *batch
+	free  chan *batch
+	ended bool // Finish was called: core goroutine only
 
 	mu        sync.Mutex // guards everything below, and tree
 	tree      *calltree.Tree
 	threads   []*tlThread
 	names     []int32 // method ids in the order they were mapped
 	named     map[int32]bool
-	excs      map[int32]string
 	spans     []span // ring
 	nspans    uint64 // spans ever added
 	markers   []marker
@@ -119,41 +137,141 @@ func newTracker(key int, run *hq.Run, cfg *Config) (*tracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tracker{key: key, run: run, cfg: cfg, pend: make([]ev, 0, cfg.Batch), tree: tree,
-		named: map[int32]bool{}, excs: map[int32]string{}, bubbles: map[uint64][]*bubblePath{},
-		spans: make([]span, 0, min(cfg.Spans, 4096))}, nil
+	t := &tracker{key: key, run: run, cfg: cfg, tree: tree,
+		queue: make(chan *batch, queuedBatches), free: make(chan *batch, queuedBatches+1),
+		named: map[int32]bool{}, bubbles: map[uint64][]*bubblePath{},
+		spans: make([]span, 0, min(cfg.Spans, 4096))}
+	t.cur = t.newBatch()
+	go t.work()
+	return t, nil
 }
 
 var _ hq.Processor = (*tracker)(nil)
 
+func (t *tracker) newBatch() *batch {
+	select {
+	case b := <-t.free:
+		return b
+	default:
+		return &batch{evs: make([]ev, 0, t.cfg.Batch)}
+	}
+}
+
+// handOff queues the current batch for the worker.
+func (t *tracker) handOff() {
+	t.queue <- t.cur
+	t.cur = t.newBatch()
+}
+
 // Message takes one message of the run (hq.Processor).
 func (t *tracker) Message(m *bytefrog.Msg) {
-	switch m.Type {
-	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
-		t.pend = append(t.pend, ev{typ: m.Type, tid: m.ThreadID, at: m.RelTime, method: m.MethodID, exc: m.ExceptionID})
-		if len(t.pend) >= t.cfg.Batch {
-			t.mu.Lock()
-			t.flushLocked()
-			t.mu.Unlock()
-		}
+	if t.ended {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.flushLocked()
-	t.tree.Message(m)
+	b := t.cur
 	switch m.Type {
-	case bytefrog.MsgMapMethodSignature:
-		if !t.named[m.MethodID] && len(t.names) < maxNames {
-			t.named[m.MethodID] = true
-			t.names = append(t.names, m.MethodID)
-		}
-	case bytefrog.MsgMapException:
-		if len(t.excs) < maxNames {
-			t.excs[m.ExceptionID] = bytefrog.String(m.Text)
-		}
+	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
+		b.evs = append(b.evs, ev{typ: m.Type, tid: m.ThreadID, at: m.RelTime, method: m.MethodID, exc: m.ExceptionID})
+	case bytefrog.MsgMapMethodSignature, bytefrog.MsgMapException, bytefrog.MsgMapThreadName:
+		b.evs = append(b.evs, ev{typ: m.Type, tid: m.ThreadID, at: m.RelTime, method: m.MethodID, exc: int32(len(b.texts))})
+		b.texts = append(b.texts, bytefrog.String(m.Text), "")
+		b.evs[len(b.evs)-1].seq = m.ExceptionID
 	case bytefrog.MsgMarker:
-		t.addMarker(marker{seq: m.Seq, at: m.RelTime, key: clip(bytefrog.String(m.Text)), value: clip(bytefrog.String(m.Value))})
+		b.evs = append(b.evs, ev{typ: m.Type, at: m.RelTime, seq: m.Seq, exc: int32(len(b.texts))})
+		b.texts = append(b.texts, clip(bytefrog.String(m.Text)), clip(bytefrog.String(m.Value)))
+	case bytefrog.MsgHeartbeat:
+		// Once a heartbeat interval at least, what came shows.
+		if len(b.evs) > 0 {
+			t.handOff()
+		}
+		return
+	default:
+		return
+	}
+	if len(b.evs) >= t.cfg.Batch {
+		t.handOff()
+	}
+}
+
+// DataBreak drops the open calls (hq.Processor).
+func (t *tracker) DataBreak(seq int32) {
+	if t.ended {
+		return
+	}
+	t.cur.evs = append(t.cur.evs, ev{typ: bytefrog.MsgDataBreak, seq: seq})
+	t.handOff()
+}
+
+// Finish ends the run (hq.Processor): it returns once the worker has
+// taken everything in and the tree has added its warnings to r.
+func (t *tracker) Finish(r *hq.Report) {
+	if t.ended {
+		return
+	}
+	t.ended = true
+	done := make(chan struct{})
+	t.cur.end, t.cur.rep, t.cur.done = true, r, done
+	t.queue <- t.cur
+	t.cur = nil
+	<-done
+	t.publish(time.Now())
+}
+
+// sync waits until the worker has taken in every message so far (tests
+// and benchmarks).
+func (t *tracker) sync() {
+	done := make(chan struct{})
+	t.cur.done = done
+	t.handOff()
+	<-done
+}
+
+// work takes the batches in until the run's end.
+func (t *tracker) work() {
+	var m bytefrog.Msg
+	for b := range t.queue {
+		t.mu.Lock()
+		for i := range b.evs {
+			e := &b.evs[i]
+			switch e.typ {
+			case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
+				m.Type, m.ThreadID, m.RelTime, m.MethodID, m.ExceptionID = e.typ, e.tid, e.at, e.method, e.exc
+				t.tree.Message(&m)
+				t.timeline(e)
+			case bytefrog.MsgMapMethodSignature, bytefrog.MsgMapException, bytefrog.MsgMapThreadName:
+				m = bytefrog.Msg{Type: e.typ, ThreadID: e.tid, RelTime: e.at, MethodID: e.method, ExceptionID: e.seq,
+					Text: []byte(b.texts[e.exc])}
+				t.tree.Message(&m)
+				if e.typ == bytefrog.MsgMapMethodSignature && !t.named[e.method] && len(t.names) < maxNames {
+					t.named[e.method] = true
+					t.names = append(t.names, e.method)
+				}
+			case bytefrog.MsgMarker:
+				t.addMarker(marker{seq: e.seq, at: e.at, key: b.texts[e.exc], value: b.texts[e.exc+1]})
+			case bytefrog.MsgDataBreak:
+				t.tree.DataBreak(e.seq)
+				t.closeAllLocked()
+			}
+		}
+		end := b.end
+		if end {
+			t.tree.Finish(b.rep)
+			t.closeAllLocked()
+			t.finished = true
+			t.report = b.rep
+		}
+		t.mu.Unlock()
+		if b.done != nil {
+			close(b.done)
+		}
+		if end {
+			return
+		}
+		b.evs, b.texts, b.done = b.evs[:0], b.texts[:0], nil
+		select {
+		case t.free <- b:
+		default:
+		}
 	}
 }
 
@@ -181,42 +299,6 @@ func (t *tracker) addMarker(mk marker) {
 		t.markers[t.nmarkers%uint64(t.cfg.Markers)] = mk
 	}
 	t.nmarkers++
-}
-
-// DataBreak drops the open calls (hq.Processor).
-func (t *tracker) DataBreak(seq int32) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.flushLocked()
-	t.tree.DataBreak(seq)
-	t.closeAllLocked()
-}
-
-// Finish ends the run (hq.Processor).
-func (t *tracker) Finish(r *hq.Report) {
-	t.mu.Lock()
-	t.flushLocked()
-	t.tree.Finish(r)
-	t.closeAllLocked()
-	t.finished = true
-	t.report = r
-	t.mu.Unlock()
-	t.publish(time.Now())
-}
-
-// flushLocked hands the batch to the tree and the timeline; t.mu is held.
-func (t *tracker) flushLocked() {
-	if len(t.pend) == 0 {
-		return
-	}
-	var m bytefrog.Msg
-	for i := range t.pend {
-		e := &t.pend[i]
-		m.Type, m.ThreadID, m.RelTime, m.MethodID, m.ExceptionID = e.typ, e.tid, e.at, e.method, e.exc
-		t.tree.Message(&m)
-		t.timeline(e)
-	}
-	t.pend = t.pend[:0]
 }
 
 func (t *tracker) thread(tid uint16) *tlThread {
