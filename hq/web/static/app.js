@@ -213,7 +213,10 @@ function renderFlame(r) {
   const walk = (i, d, x, w) => {
     const kids = r.kids[i];
     if (!kids || w < 1) return;
-    const tw = weight(r, i, byCalls);
+    // By calls, callees may add up to more than their caller: scale them into it.
+    let tw = weight(r, i, byCalls), sum = 0;
+    for (const k of kids) sum += weight(r, k, byCalls);
+    tw = Math.max(tw, sum);
     if (tw <= 0) return;
     let cx = x;
     for (const k of kids) {
