@@ -81,6 +81,9 @@ try {
   await page.waitForFunction(() => document.querySelector('#runs tbody tr td:nth-child(3)').textContent === 'Paused', null, { timeout: 20000 });
   out.pausedMode = await row.locator('td').nth(2).textContent();
   out.ctllog = await page.textContent('#ctllog');
+  // Events the agent had buffered before it paused may still arrive: let
+  // them, then count.
+  await page.waitForTimeout(1500);
   const p1 = await events();
   await page.waitForTimeout(1500);
   out.pausedEvents = [p1, await events()];
