@@ -86,7 +86,10 @@ async function control(key, action) {
 
 let note = '', noteAt = 0;  // the last control answer, shown for a while
 
+let listed = new Set();  // run keys HQ still shows
+
 function renderRuns(list) {
+  listed = new Set(list.runs.map((ri) => ri.key));
   const tb = $('runs').tBodies[0];
   $('noruns').hidden = list.runs.length > 0;
   const rows = new Map();
@@ -492,7 +495,7 @@ let busy = false;
 
 async function pollRun(force) {
   const r = run;
-  if (!r || (busy && !force)) return;
+  if (!r || (busy && !force) || !listed.has(r.key)) return;  // a run HQ dropped keeps what it showed
   busy = true;
   try {
     const changed = await pollFlame(r);
