@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,9 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/hq/hqtest"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // chromiumPath is the Debian chromium package's browser.
@@ -84,14 +87,53 @@ func playwrightDir(t *testing.T) string {
 			t.Skipf("npm install playwright-core failed (offline?): %v\n%s", err, out)
 		}
 	}
-	script, err := os.ReadFile(filepath.Join("testdata", "web", "page.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "page.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"page.mjs", "large.mjs"} {
+		script, err := os.ReadFile(filepath.Join("testdata", "web", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), script, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dir
+}
+
+// hqWithPage starts tadpole-hq with -http and its args, both on loopback
+// ports of their own; it returns the agents' address, the page's URL,
+// HQ's stderr so far and a channel that gets HQ's exit.
+func hqWithPage(t *testing.T, args ...string) (agentAddr, pageURL string, hqErr *lockedBuffer, hqDone chan error) {
+	t.Helper()
+	hqCmd := exec.Command(hqBin, append([]string{"-listen", "127.0.0.1:0", "-http", "127.0.0.1:0", "-status", "off"}, args...)...)
+	stderr, _ := hqCmd.StderrPipe()
+	if err := hqCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hqCmd.Process.Kill() })
+	sc := bufio.NewScanner(stderr)
+	for (agentAddr == "" || pageURL == "") && sc.Scan() {
+		l := sc.Text()
+		if a, ok := strings.CutPrefix(l, "tadpole-hq: listening on "); ok {
+			agentAddr = a
+		}
+		if u, ok := strings.CutPrefix(l, "tadpole-hq: live page on "); ok {
+			pageURL = u
+		}
+	}
+	if agentAddr == "" || pageURL == "" {
+		t.Fatal("tadpole-hq did not print its addresses")
+	}
+	hqErr = &lockedBuffer{}
+	hqDone = make(chan error, 1)
+	go func() { io.Copy(hqErr, stderr); hqDone <- hqCmd.Wait() }()
+	t.Cleanup(func() {
+		hqCmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-hqDone:
+		case <-time.After(30 * time.Second):
+		}
+	})
+	return agentAddr, pageURL, hqErr, hqDone
 }
 
 // TestWebPageChromium: tadpole-hq -http serves the page to the real
@@ -112,29 +154,7 @@ func TestWebPageChromium(t *testing.T) {
 		t.Fatalf("go build examples/go: %v\n%s", err, out)
 	}
 	jsonPath := filepath.Join(tmp, "runs.jsonl")
-	hqCmd := exec.Command(hqBin, "-listen", "127.0.0.1:0", "-http", "127.0.0.1:0", "-json", jsonPath, "-status", "off")
-	stderr, _ := hqCmd.StderrPipe()
-	if err := hqCmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hqCmd.Process.Kill() })
-	var agentAddr, pageURL string
-	sc := bufio.NewScanner(stderr)
-	for (agentAddr == "" || pageURL == "") && sc.Scan() {
-		l := sc.Text()
-		if a, ok := strings.CutPrefix(l, "tadpole-hq: listening on "); ok {
-			agentAddr = a
-		}
-		if u, ok := strings.CutPrefix(l, "tadpole-hq: live page on "); ok {
-			pageURL = u
-		}
-	}
-	if agentAddr == "" || pageURL == "" {
-		t.Fatal("tadpole-hq did not print its addresses")
-	}
-	var hqErr lockedBuffer
-	hqDone := make(chan error, 1)
-	go func() { io.Copy(&hqErr, stderr); hqDone <- hqCmd.Wait() }()
+	agentAddr, pageURL, hqErr, hqDone := hqWithPage(t, "-json", jsonPath)
 
 	// Orders enough for minutes: the page stops the run.
 	app := exec.Command(shop, "-orders", "2000000000")
@@ -258,10 +278,125 @@ func TestWebPageChromium(t *testing.T) {
 	if want := []string{"Configuration", "Start", "Pause", "Unpause", "Stop"}; !slices.Equal(cmds, want) {
 		t.Errorf("HQ's control log %v, want %v", cmds, want)
 	}
-	hqCmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-hqDone:
-	case <-time.After(30 * time.Second):
-		t.Fatal("tadpole-hq did not exit on SIGINT")
+	_ = hqDone
+}
+
+// largeResult is what testdata/web/large.mjs saw.
+type largeResult struct {
+	Errors        []string `json:"errors"`
+	FrameMs       []int64  `json:"frameMs"`
+	Flameinfo     string   `json:"flameinfo"`
+	Frames        int      `json:"frames"`
+	Matched       string   `json:"matched"`
+	SearchMs      int64    `json:"searchMs"`
+	ZoomMs        int64    `json:"zoomMs"`
+	UnzoomEnabled bool     `json:"unzoomEnabled"`
+}
+
+// TestWebPageLargeRun: the page stays responsive in Chromium on a run of
+// hundreds of thousands of call paths that keeps growing (a scripted
+// agent where any method calls any): it gives frames, its flame graph says
+// how many paths the page was not sent (the per-page cap), search and zoom
+// answer.
+func TestWebPageLargeRun(t *testing.T) {
+	testpeers.RequireTools(t, "node", "npm", chromiumPath)
+	dir := playwrightDir(t)
+	agentAddr, pageURL, hqErr, _ := hqWithPage(t)
+
+	a, err := hqtest.Dial(agentAddr, bytefrog.Version3, bytefrog.FlavorBytefrog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Expect(bytefrog.MsgStart); err != nil {
+		t.Fatal(err)
+	}
+	data, err := a.OpenData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	sent := make(chan error, 1)
+	go func() { sent <- streamLargeRun(a, data, stop) }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	node := exec.CommandContext(ctx, "node", "large.mjs", pageURL, chromiumPath)
+	node.Dir = dir
+	var nodeErr strings.Builder
+	node.Stderr = &nodeErr
+	out, err := node.Output()
+	close(stop)
+	if serr := <-sent; serr != nil {
+		t.Errorf("agent: %v", serr)
+	}
+	if err != nil {
+		t.Fatalf("node large.mjs: %v\n%s\n%s\ntadpole-hq:\n%s", err, out, nodeErr.String(), hqErr.String())
+	}
+	var res largeResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("large.mjs: %v\n%s", err, out)
+	}
+	t.Logf("large run: %q, %d frames drawn, frames in %v ms, search %d ms, zoom %d ms", res.Flameinfo, res.Frames, res.FrameMs,
+		res.SearchMs, res.ZoomMs)
+	if len(res.Errors) > 0 {
+		t.Errorf("the page's errors: %q", res.Errors)
+	}
+	if len(res.FrameMs) < 3 || slices.Max(res.FrameMs) > 5000 {
+		t.Errorf("frames in %v ms: not responsive", res.FrameMs)
+	}
+	if !strings.Contains(res.Flameinfo, "not shown: page cap") || res.Frames == 0 {
+		t.Errorf("flame graph: %q, %d frames", res.Flameinfo, res.Frames)
+	}
+	if !strings.HasPrefix(res.Matched, "matched: ") || !res.UnzoomEnabled || res.SearchMs > 10000 || res.ZoomMs > 10000 {
+		t.Errorf("search %q in %d ms, zoom in %d ms (reset enabled %v)", res.Matched, res.SearchMs, res.ZoomMs, res.UnzoomEnabled)
+	}
+	if err := a.Shutdown(false); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+}
+
+// streamLargeRun sends calls where any of 5000 methods calls any, 10 deep
+// on 8 threads, with a heartbeat every 200 ms, until stop; then it closes
+// the calls still open.
+func streamLargeRun(a *hqtest.Agent, data int, stop <-chan struct{}) error {
+	g := hqtest.NewGen(bytefrog.FlavorBytefrog)
+	rng := rand.New(rand.NewPCG(1, 2))
+	stacks := make([][]int32, 8)
+	start := time.Now()
+	beat := time.Now()
+	for {
+		select {
+		case <-stop:
+			for tid, st := range stacks {
+				for i := len(st) - 1; i >= 0; i-- {
+					g.Exit(uint16(tid), st[i], 1)
+				}
+			}
+			return a.Write(data, g.Take())
+		default:
+		}
+		for range 20000 {
+			tid := rng.IntN(len(stacks))
+			st := stacks[tid]
+			g.RelTime = int32(time.Since(start).Milliseconds())
+			if len(st) == 0 || len(st) < 10 && rng.IntN(2) == 0 {
+				m := int32(rng.IntN(5000))
+				g.Entry(uint16(tid), m)
+				stacks[tid] = append(st, m)
+			} else {
+				g.Exit(uint16(tid), st[len(st)-1], 1)
+				stacks[tid] = st[:len(st)-1]
+			}
+		}
+		if err := a.Write(data, g.Take()); err != nil {
+			return err
+		}
+		if time.Since(beat) > 200*time.Millisecond {
+			beat = time.Now()
+			if err := a.Heartbeat(bytefrog.ModeTracing, 0); err != nil {
+				return err
+			}
+		}
 	}
 }
