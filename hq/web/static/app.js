@@ -160,12 +160,19 @@ function select(key) {
 
 // ---- flame graph ----
 
+// pollFlame takes in the call paths changed since the page's version, at
+// most FLAME_PAGES answers a poll: a run whose paths change faster than
+// that is caught up over the next polls (the cursor is kept).
+const FLAME_PAGES = 3;
+
 async function pollFlame(r) {
-  let since = r.version, after = 0, first = null;
-  for (let rounds = 0; rounds < 50; rounds++) {
-    const d = await getJSON('/api/runs/' + r.key + '/flame?since=' + since + '&after=' + after + '&names=' + r.nameCount);
+  if (!r.cursor) r.cursor = { since: r.version, after: 0, first: null };
+  const c = r.cursor;
+  let changed = false;
+  for (let pages = 0; pages < FLAME_PAGES; pages++) {
+    const d = await getJSON('/api/runs/' + r.key + '/flame?since=' + c.since + '&after=' + c.after + '&names=' + r.nameCount);
     if (r !== run) return false;
-    if (first === null) first = d.version;
+    if (c.first === null) c.first = d.version;
     for (const [id, name] of d.names) r.names.set(id, name);
     r.nameCount += d.names.length;
     for (const n of d.nodes) {
@@ -176,13 +183,16 @@ async function pollFlame(r) {
       r.parent[i] = n[1]; r.method[i] = n[2]; r.calls[i] = n[3]; r.total[i] = n[4];
       r.self[i] = n[5]; r.thrown[i] = n[6]; r.bubbled[i] = n[7];
     }
+    changed = changed || d.nodes.length > 0 || d.names.length > 0;
     r.paths = d.paths; r.shown = d.shown; r.now = d.now;
-    if (!d.more) break;
-    after = d.resume;
+    if (!d.more) {
+      r.version = c.first;
+      r.cursor = null;
+      return changed;
+    }
+    c.after = d.resume;
   }
-  const changed = first !== r.version;
-  r.version = first;
-  return changed;
+  return changed;  // more next time
 }
 
 function methodName(r, i) {
