@@ -32,6 +32,7 @@ const (
 	DefaultDeltaMarkers  = 2_000   // markers in one answer
 	DefaultBubblePaths   = 1_000   // distinct exception bubble paths kept per run
 	DefaultEndedRuns     = 16      // ended runs still shown
+	DefaultEndedPaths    = 2 << 20 // call paths of the ended runs still shown
 	DefaultRateSamples   = 240     // event rate history per run (one per tick)
 	maxTextLen           = 1024    // bytes of a marker key or value kept
 	maxBubbleLen         = 64      // methods of a bubble path kept
@@ -70,8 +71,10 @@ type Config struct {
 	Markers int
 	// BubblePaths caps the distinct exception bubble paths per run.
 	BubblePaths int
-	// EndedRuns is the number of ended runs still shown.
-	EndedRuns int
+	// EndedRuns is the number of ended runs still shown, and EndedPaths
+	// caps their call paths in all (each keeps its call tree: about 100
+	// bytes a path): the oldest go first.
+	EndedRuns, EndedPaths int
 	// RateSamples is the length of a run's event-rate history.
 	RateSamples int
 	// Tree bounds each run's call tree (nil: calltree's defaults without
@@ -83,7 +86,8 @@ type Config struct {
 func DefaultConfig() *Config {
 	return &Config{Tick: DefaultTick, Batch: DefaultBatch, MaxNodes: DefaultMaxNodes, DeltaNodes: DefaultDeltaNodes,
 		DeltaSpans: DefaultDeltaSpans, DeltaMarkers: DefaultDeltaMarkers, Spans: DefaultSpans, SpanDepth: DefaultSpanDepth,
-		Markers: DefaultMarkers, BubblePaths: DefaultBubblePaths, EndedRuns: DefaultEndedRuns, RateSamples: DefaultRateSamples}
+		Markers: DefaultMarkers, BubblePaths: DefaultBubblePaths, EndedRuns: DefaultEndedRuns, EndedPaths: DefaultEndedPaths,
+		RateSamples: DefaultRateSamples}
 }
 
 // Verify checks c and fills zero fields with their defaults.
@@ -111,6 +115,7 @@ func (c *Config) Verify() error {
 		{"Markers", &c.Markers, d.Markers, 1 << 24},
 		{"BubblePaths", &c.BubblePaths, d.BubblePaths, 1 << 20},
 		{"EndedRuns", &c.EndedRuns, d.EndedRuns, maxRetainedRunsLimit},
+		{"EndedPaths", &c.EndedPaths, d.EndedPaths, 1 << 30},
 		{"RateSamples", &c.RateSamples, d.RateSamples, maxTickHistory},
 	} {
 		if *l.v == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -172,3 +173,39 @@ type counter struct{ msgs, breaks, finish int }
 func (c *counter) Message(*bytefrog.Msg) { c.msgs++ }
 func (c *counter) DataBreak(int32)       { c.breaks++ }
 func (c *counter) Finish(*hq.Report)     { c.finish++ }
+
+// TestEndedRunsPruned: the page keeps the last EndedRuns ended runs, and
+// no more than EndedPaths call paths of ended runs; live runs stay.
+func TestEndedRunsPruned(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want []int
+	}{
+		{Config{EndedRuns: 2}, []int{1, 3, 4}},
+		{Config{EndedPaths: 5}, []int{1, 4}}, // 3 paths each: root, A, A→B
+	} {
+		s, err := New(&c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := s.add(nil)
+		for range 3 {
+			tr := s.add(nil)
+			tr.Message(&bytefrog.Msg{Type: bytefrog.MsgMethodEntry, ThreadID: 1, MethodID: 1})
+			tr.Message(&bytefrog.Msg{Type: bytefrog.MsgMethodEntry, ThreadID: 1, MethodID: 2})
+			tr.Finish(&hq.Report{OK: true})
+		}
+		s.mu.Lock()
+		s.pruneLocked()
+		var keys []int
+		for _, tr := range s.runs {
+			keys = append(keys, tr.key)
+		}
+		s.mu.Unlock()
+		if !slices.Equal(keys, c.want) {
+			t.Errorf("%+v: runs %v, want %v", c.cfg, keys, c.want)
+		}
+		live.Finish(nil)
+		s.Close()
+	}
+}

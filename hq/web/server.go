@@ -103,22 +103,33 @@ func (s *Server) add(r *hq.Run) *tracker {
 	return t
 }
 
-// pruneLocked drops the oldest ended runs beyond EndedRuns.
+// pruneLocked drops the oldest ended runs beyond EndedRuns, or while the
+// ended runs kept hold more than EndedPaths call paths (each keeps its
+// tree).
 func (s *Server) pruneLocked() {
-	ended := 0
+	ended, paths := 0, 0
 	for _, t := range s.runs {
-		if t.isEnded() {
+		if e, n := t.endedPaths(); e {
 			ended++
+			paths += n
 		}
 	}
-	for i := 0; i < len(s.runs) && ended > s.cfg.EndedRuns; {
-		if s.runs[i].isEnded() {
+	for i := 0; i < len(s.runs) && (ended > s.cfg.EndedRuns || paths > s.cfg.EndedPaths); {
+		if e, n := s.runs[i].endedPaths(); e {
 			s.runs = slices.Delete(s.runs, i, i+1)
 			ended--
+			paths -= n
 			continue
 		}
 		i++
 	}
+}
+
+// endedPaths reports whether the run ended, and its call paths.
+func (t *tracker) endedPaths() (bool, int) {
+	t.pub.mu.RLock()
+	defer t.pub.mu.RUnlock()
+	return t.pub.ended, t.pub.paths
 }
 
 func (t *tracker) isEnded() bool {
