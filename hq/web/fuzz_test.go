@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -207,5 +208,33 @@ func TestEndedRunsPruned(t *testing.T) {
 		}
 		live.Finish(nil)
 		s.Close()
+	}
+}
+
+// TestNoGoroutineLeft: once its runs ended and it is closed, a page leaves
+// no goroutine behind (publisher, workers, HTTP server).
+func TestNoGoroutineLeft(t *testing.T) {
+	e := newEnv(t, nil)
+	e.gen.Entry(1, 1)
+	e.gen.Exit(1, 1, 0)
+	e.send()
+	e.run()
+	e.shutdown(false)
+	e.hq.Close()
+	e.web.Close()
+	e.web.Close() // idempotent
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		st := string(buf[:runtime.Stack(buf, true)])
+		left := strings.Contains(st, "web.(*tracker).work") || strings.Contains(st, "web.(*Server).publisher") ||
+			strings.Contains(st, "net/http.(*Server).Serve")
+		if !left {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines left:\n%s", st)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
