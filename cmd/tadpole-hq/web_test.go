@@ -400,3 +400,18 @@ func streamLargeRun(a *hqtest.Agent, data int, stop <-chan struct{}) error {
 		}
 	}
 }
+
+// TestHTTPLoopbackOnly: -http refuses an address beyond loopback unless
+// -http-allow-remote is given, and -help says so.
+func TestHTTPLoopbackOnly(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		_, errOut, code := hqRun(t, "-listen", "127.0.0.1:0", "-http", addr)
+		if code != exitError || !strings.Contains(errOut, "refusing to serve beyond loopback") {
+			t.Errorf("-http %s: status %d, %q", addr, code, errOut)
+		}
+	}
+	_, help, code := hqRun(t, "-help")
+	if code != exitOK || !strings.Contains(help, "-http-allow-remote") || !strings.Contains(help, "loopback only") {
+		t.Errorf("-help: status %d\n%s", code, help)
+	}
+}
