@@ -16,9 +16,11 @@
 //
 // # Keeping up with large runs
 //
-// Each run's processor hands its call events to a calltree.Tree in
-// batches (Config.Batch events under one lock, or fewer when a message of
-// another kind, such as the agent's heartbeat, arrives), and keeps the
+// Each run's processor copies its call events into batches (Config.Batch
+// events, or fewer when the agent's heartbeat arrives) that a worker
+// goroutine hands to a calltree.Tree under one lock; when the worker is a
+// full queue behind, the page leaves a batch's calls out (counted, and
+// followed by a data break of its own) rather than slow HQ down. It keeps the
 // timeline's spans (short calls that follow each other are merged, so a
 // hot loop is one bar), the bubble paths and the markers in bounded rings
 // and maps. Every Config.Tick a publisher takes a snapshot of the tree

@@ -238,3 +238,79 @@ func TestNoGoroutineLeft(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestPageFallsBehind: when the worker is a full queue behind, the run's
+// core does not wait: the page leaves calls out (counted), keeps every
+// mapping, makes a data break of its own, and its tree stays consistent.
+func TestPageFallsBehind(t *testing.T) {
+	s, err := New(&Config{Batch: 4, DeltaNodes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tr := s.add(nil)
+	g := hqtest.NewGen(bytefrog.FlavorBytefrog)
+	for i := range int32(200) {
+		g.Entry(1, 1+i%50) // 50 methods: each mapped before its first use
+		g.Entry(1, 100)
+		g.Exit(1, 100, 0)
+		g.Exit(1, 1+i%50, 0)
+		g.Marker("m", "v")
+	}
+	b := g.Take()
+	d := bytefrog.Dialect{Version: bytefrog.Version1, Flavor: bytefrog.FlavorBytefrog}
+	var m bytefrog.Msg
+	tr.mu.Lock() // the worker takes one batch in and waits
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for len(b) > 0 {
+			n, err := d.Parse(&m, b)
+			if err != nil {
+				panic(err)
+			}
+			tr.Message(&m)
+			b = b[n:]
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run's core waited for the page")
+	}
+	tr.mu.Unlock()
+	tr.Finish(&hq.Report{OK: true})
+	dropped := tr.dropped.Load()
+	st := tr.tree.Stats()
+	if dropped == 0 || tr.breaks.Load() == 0 {
+		t.Fatalf("dropped %d, breaks %d: the page never fell behind", dropped, tr.breaks.Load())
+	}
+	if st.Events+dropped != 800 {
+		t.Errorf("tree events %d + dropped %d, want 800", st.Events, dropped)
+	}
+	if len(tr.names) != 51 {
+		t.Errorf("%d method names, want 51: a mapping was lost", len(tr.names))
+	}
+	if int64(tr.nmarkers)+tr.droppedMarkers.Load() != 200 {
+		t.Errorf("markers %d + dropped %d, want 200", tr.nmarkers, tr.droppedMarkers.Load())
+	}
+	var runs runsJSON
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1:1/api/runs", nil))
+	json.Unmarshal(w.Body.Bytes(), &runs)
+	if len(runs.Runs) != 1 || runs.Runs[0].PageDropped != dropped {
+		t.Errorf("runs %+v", runs.Runs)
+	}
+	// Every path's total is still at least its callees'.
+	sums := map[int32]int64{}
+	for i, v := range tr.pub.vals {
+		if i > 0 {
+			sums[v.Parent] += v.Total
+		}
+	}
+	for i, s := range sums {
+		if tr.pub.vals[i].Total < s {
+			t.Errorf("node %d: total %d < callees' %d", i, tr.pub.vals[i].Total, s)
+		}
+	}
+}

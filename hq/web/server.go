@@ -382,6 +382,12 @@ type RunInfo struct {
 	Calls      int64     `json:"calls"`
 	Threads    int       `json:"threads"`
 	Warnings   []string  `json:"warnings,omitempty"`
+	// The page's own losses when it fell behind the run (HQ's counts and
+	// trace file are complete): calls and markers left out, and the data
+	// breaks it made.
+	PageDropped        int64 `json:"pageDropped"`
+	PageDroppedMarkers int64 `json:"pageDroppedMarkers"`
+	PageBreaks         int64 `json:"pageBreaks"`
 }
 
 // Command is one entry of a run's control log.
@@ -398,7 +404,8 @@ func (t *tracker) info() RunInfo {
 	ri := RunInfo{Key: t.key, ID: st.ID, Agent: st.Agent, Mode: modeText(st.Mode.String()), Health: st.Health.String(),
 		Events: st.Events, Bytes: st.Bytes, Rates: slices.Clone(p.rates), TickMs: t.cfg.Tick.Milliseconds(),
 		Buffers: st.Buffers, DataConns: st.DataConns, Heartbeats: st.Heartbeats, Ended: p.ended,
-		Paths: p.paths, Calls: p.tree.Calls, Threads: p.tree.Threads, Warnings: p.warnings, Commands: []Command{}}
+		Paths: p.paths, Calls: p.tree.Calls, Threads: p.tree.Threads, Warnings: p.warnings, Commands: []Command{},
+		PageDropped: t.dropped.Load(), PageDroppedMarkers: t.droppedMarkers.Load(), PageBreaks: t.breaks.Load()}
 	if t.run != nil {
 		ri.Version = t.run.Version()
 		ri.Started = t.run.StartedAt().UnixMilli()

@@ -3,6 +3,7 @@ package web
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
@@ -106,6 +107,10 @@ type tracker struct {
 	free  chan *batch
 	ended bool // Finish was called: core goroutine only
 
+	dropped        atomic.Int64 // calls left out: the worker was behind
+	droppedMarkers atomic.Int64
+	breaks         atomic.Int64 // data breaks of the page's own
+
 	mu        sync.Mutex // guards everything below, and tree
 	tree      *calltree.Tree
 	threads   []*tlThread
@@ -157,10 +162,52 @@ func (t *tracker) newBatch() *batch {
 	}
 }
 
-// handOff queues the current batch for the worker.
+// pageBreak is the sequence number of the data breaks the page makes
+// itself when it leaves calls out.
+const pageBreak = -1
+
+// handOff queues the current batch for the worker. When the worker is
+// queuedBatches behind, the page does not slow the run down: it leaves the
+// batch's calls out (counted in dropped), keeps its mappings and, room
+// permitting, its markers, and starts the next batch with a data break of
+// its own, so that the tree closes the calls it saw open.
 func (t *tracker) handOff() {
-	t.queue <- t.cur
-	t.cur = t.newBatch()
+	select {
+	case t.queue <- t.cur:
+		t.cur = t.newBatch()
+		return
+	default:
+	}
+	b, nb := t.cur, t.newBatch()
+	nb.evs = append(nb.evs, ev{typ: bytefrog.MsgDataBreak, seq: pageBreak})
+	var calls, markers int64
+	for _, e := range b.evs {
+		switch e.typ {
+		case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
+			calls++
+		case bytefrog.MsgDataBreak: // the page's break stands for it
+		case bytefrog.MsgMarker:
+			if len(nb.evs) >= t.cfg.Batch/2 {
+				markers++
+				continue
+			}
+			fallthrough
+		default:
+			k := e.exc
+			e.exc = int32(len(nb.texts))
+			nb.texts = append(nb.texts, b.texts[k], b.texts[k+1])
+			nb.evs = append(nb.evs, e)
+		}
+	}
+	t.dropped.Add(calls)
+	t.droppedMarkers.Add(markers)
+	t.breaks.Add(1)
+	b.evs, b.texts = b.evs[:0], b.texts[:0]
+	select {
+	case t.free <- b:
+	default:
+	}
+	t.cur = nb
 }
 
 // Message takes one message of the run (hq.Processor).
@@ -222,7 +269,8 @@ func (t *tracker) Finish(r *hq.Report) {
 func (t *tracker) sync() {
 	done := make(chan struct{})
 	t.cur.done = done
-	t.handOff()
+	t.queue <- t.cur
+	t.cur = t.newBatch()
 	<-done
 }
 

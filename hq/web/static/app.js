@@ -144,6 +144,10 @@ function renderFacts(ri) {
   const w = $('warnings');
   w.textContent = '';
   for (const s of ri.warnings || []) w.appendChild(el('div', { class: 'warn' }, s));
+  if (ri.pageDropped || ri.pageDroppedMarkers) {
+    w.appendChild(el('div', { class: 'warn' }, 'The page fell behind the run: ' + ri.pageDropped + ' calls and ' +
+      ri.pageDroppedMarkers + ' markers left out of the page (' + ri.pageBreaks + ' breaks); HQ\'s counts and trace file are complete.'));
+  }
 }
 
 function select(key) {
