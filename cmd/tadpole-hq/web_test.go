@@ -211,7 +211,10 @@ func TestWebPageChromium(t *testing.T) {
 	if res.ServeBefore == res.ServeAfter || !strings.Contains(res.ServeAfter, " calls") {
 		t.Errorf("serve's frame did not change while the run went on: %q, then %q", res.ServeBefore, res.ServeAfter)
 	}
-	if !slices.Equal(res.Matches, []string{"example.Payments.charge(J)V"}) || !strings.HasPrefix(res.Matched, "matched: ") {
+	// One frame, or more when the page fell behind the run and its data
+	// breaks left calls without their callers.
+	if len(res.Matches) == 0 || slices.ContainsFunc(res.Matches, func(m string) bool { return m != "example.Payments.charge(J)V" }) ||
+		!strings.HasPrefix(res.Matched, "matched: ") {
 		t.Errorf("search Payments: %v %q", res.Matches, res.Matched)
 	}
 	if res.ZoomWidth < res.SVGWidth-1 || !res.UnzoomEnabled {
