@@ -91,7 +91,7 @@ type batch struct {
 
 // Batches waiting for the worker; the run's core waits when they are all
 // taken (the page then slows the run, never loses events).
-const queuedBatches = 8
+const queuedBatches = 64
 
 // tracker follows one run: it is the run's hq.Processor and holds what the
 // page reads. The core goroutine calls Message, DataBreak and Finish, which
