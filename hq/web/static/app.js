@@ -559,4 +559,13 @@ $('filter').addEventListener('input', () => run && pollMarkers(run));
 $('kind').addEventListener('change', () => run && pollMarkers(run));
 window.addEventListener('resize', () => { if (run) { renderFlame(run); renderTimeline(run); } });
 
+// Ctrl-F (or Cmd-F) searches the flame graph once a run is shown.
+window.addEventListener('keydown', (ev) => {
+  if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f' && run) {
+    ev.preventDefault();
+    $('search').focus();
+    $('search').select();
+  }
+});
+
 tick();
