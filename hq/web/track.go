@@ -106,6 +106,9 @@ type tracker struct {
 	queue chan *batch
 	free  chan *batch
 	ended bool // Finish was called: core goroutine only
+	// lossless makes the run's core wait for the worker instead of
+	// leaving calls out (benchmarks measure the page's own rate so).
+	lossless bool
 
 	dropped        atomic.Int64 // calls left out: the worker was behind
 	droppedMarkers atomic.Int64
@@ -172,6 +175,11 @@ const pageBreak = -1
 // permitting, its markers, and starts the next batch with a data break of
 // its own, so that the tree closes the calls it saw open.
 func (t *tracker) handOff() {
+	if t.lossless {
+		t.queue <- t.cur
+		t.cur = t.newBatch()
+		return
+	}
 	select {
 	case t.queue <- t.cur:
 		t.cur = t.newBatch()
