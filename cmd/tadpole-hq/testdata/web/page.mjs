@@ -33,7 +33,7 @@ try {
   out.flame = await page.$$eval('#flame g', (gs) => gs.map((g) => g.dataset.name));
   const title = async (name) => page.$eval(`#flame g[data-name="${name}"] title`, (t) => t.textContent);
   out.serveBefore = await title('example.Shop.serve(I)V');
-  await page.waitForTimeout(1500);
+  await page.waitForTimeout(2500);
   out.serveAfter = await title('example.Shop.serve(I)V');
 
   // Responsiveness: how long the page takes to give a frame, while it
