@@ -36,6 +36,7 @@ const (
 	DefaultRateSamples   = 240     // event rate history per run (one per tick)
 	maxTextLen           = 1024    // bytes of a marker key or value kept
 	maxBubbleLen         = 64      // methods of a bubble path kept
+	maxStack             = 4096    // open calls of a thread the timeline follows
 	maxQueryLen          = 256     // bytes of a filter
 	maxNames             = 1 << 20 // method names kept per run
 	maxThreadNames       = 1 << 16

@@ -314,3 +314,35 @@ func TestPageFallsBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepStack: the timeline follows at most maxStack open calls of a
+// thread; deeper calls are counted out and back.
+func TestDeepStack(t *testing.T) {
+	s, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tr := s.add(nil)
+	const depth = maxStack + 1000
+	var m bytefrog.Msg
+	for i := range int32(depth) {
+		m = bytefrog.Msg{Type: bytefrog.MsgMethodEntry, ThreadID: 3, MethodID: i % 10, RelTime: i}
+		tr.Message(&m)
+	}
+	tr.sync()
+	tr.mu.Lock()
+	th := tr.threads[3]
+	if len(th.stack) != maxStack || th.deep != 1000 {
+		t.Errorf("stack %d deep %d, want %d and 1000", len(th.stack), th.deep, maxStack)
+	}
+	tr.mu.Unlock()
+	for i := int32(depth - 1); i >= 0; i-- {
+		m = bytefrog.Msg{Type: bytefrog.MsgMethodExit, ThreadID: 3, MethodID: i % 10, RelTime: depth}
+		tr.Message(&m)
+	}
+	tr.Finish(nil)
+	if len(th.stack) != 0 || th.deep != 0 || tr.tree.Stats().Calls != depth {
+		t.Errorf("after the exits: stack %d deep %d calls %d", len(th.stack), th.deep, tr.tree.Stats().Calls)
+	}
+}

@@ -17,7 +17,7 @@ type ev struct {
 	tid    uint16
 	at     int32
 	method int32
-	exc    int32 // mappings and markers: index of their text in the batch
+	exc    int32 // the exception; for mappings and markers, the index of their text in the batch
 	seq    int32 // markers, DataBreak; exception mappings: the exception id
 }
 
@@ -46,8 +46,9 @@ type tlFrame struct {
 
 // tlThread is the timeline state of one thread.
 type tlThread struct {
-	stack   []tlFrame
-	pending []span // per depth: the span that may still grow
+	stack   []tlFrame // at most maxStack
+	deep    int       // calls entered beyond maxStack, still open
+	pending []span    // per depth: the span that may still grow
 	last    int32
 	bubble  bubbling // an exception on its way up, when bubbling
 	bubbles bool
@@ -380,6 +381,10 @@ func (t *tracker) timeline(e *ev) {
 	}
 	switch e.typ {
 	case bytefrog.MsgMethodEntry:
+		if th.deep > 0 || len(th.stack) >= maxStack {
+			th.deep++
+			return
+		}
 		th.stack = append(th.stack, tlFrame{method: e.method, start: at})
 	case bytefrog.MsgException:
 		th.startBubble(e.exc, e.method)
@@ -395,6 +400,10 @@ func (t *tracker) timeline(e *ev) {
 			} else {
 				b.more = true
 			}
+		}
+		if th.deep > 0 {
+			th.deep--
+			return
 		}
 		n := len(th.stack)
 		if n == 0 {
@@ -503,6 +512,7 @@ func (t *tracker) closeAllLocked() {
 		if th == nil {
 			continue
 		}
+		th.deep = 0
 		if th.bubbles {
 			th.stack = th.stack[:0]
 			t.endBubble(th)
