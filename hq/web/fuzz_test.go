@@ -341,8 +341,16 @@ func TestDeepStack(t *testing.T) {
 		m = bytefrog.Msg{Type: bytefrog.MsgMethodExit, ThreadID: 3, MethodID: i % 10, RelTime: depth}
 		tr.Message(&m)
 	}
-	tr.Finish(nil)
+	rep := &hq.Report{OK: true}
+	tr.Finish(rep)
 	if len(th.stack) != 0 || th.deep != 0 || tr.tree.Stats().Calls != depth {
 		t.Errorf("after the exits: stack %d deep %d calls %d", len(th.stack), th.deep, tr.tree.Stats().Calls)
+	}
+	// The tree's bound (MaxDepth) shows on the page, not in HQ's report.
+	if len(rep.Warnings) != 0 {
+		t.Errorf("HQ's report got the page's warnings: %q", rep.Warnings)
+	}
+	if ri := tr.info(); len(ri.Warnings) != 1 || !strings.Contains(ri.Warnings[0], "MaxDepth") {
+		t.Errorf("the page's warnings: %q", ri.Warnings)
 	}
 }

@@ -312,7 +312,7 @@ func (t *tracker) work() {
 		}
 		end := b.end
 		if end {
-			t.tree.Finish(b.rep)
+			t.tree.Finish(nil) // the page shows the tree's warnings; HQ's report stays its own
 			t.closeAllLocked()
 			t.finished = true
 			t.report = b.rep
