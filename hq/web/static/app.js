@@ -514,7 +514,14 @@ async function pollRun(force) {
   try {
     const changed = await pollFlame(r);
     if (r !== run) return;
-    if (changed || force) { renderFlame(r); renderSelf(r); }
+    if (changed || force) {
+      renderFlame(r);
+      // The table walks every call path: on a large tree, every 5 s.
+      if (force || r.parent.length < 20000 || Date.now() - (r.selfAt || 0) > 5000) {
+        r.selfAt = Date.now();
+        renderSelf(r);
+      }
+    }
     await pollTimeline(r);
     if (r !== run) return;
     renderTimeline(r);
