@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,7 @@ type Run struct {
 	loggedHealth  Health
 	modeCh        chan struct{} // closed and replaced when the mode changes
 	report        *Report
+	commands      []Command // sent so far, as the core recorded them
 }
 
 // ID returns the run id the agent uses in DataHello.
@@ -109,6 +111,14 @@ func (r *Run) Mode() bytefrog.Mode {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.mode
+}
+
+// Commands returns the commands HQ has sent to the agent so far, in order
+// (the control log; the report's Commands once the run has ended).
+func (r *Run) Commands() []Command {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.commands)
 }
 
 // Done returns a channel closed when the run has ended.
@@ -303,6 +313,7 @@ func (h runHooks) note(msg string) { h.r.log.Warn(msg) }
 // loop is the run's core goroutine.
 func (r *Run) loop(c *core) {
 	defer r.srv.wg.Done()
+	nsent := 0 // commands copied to r.commands
 	for {
 		select {
 		case u := <-r.in:
@@ -311,6 +322,12 @@ func (r *Run) loop(c *core) {
 			r.bytes.Store(c.rep.Bytes)
 		case <-r.abort:
 			c.fail(r.abortReason)
+		}
+		if n := len(c.rep.Commands); n != nsent {
+			r.mu.Lock()
+			r.commands = append(r.commands, c.rep.Commands[nsent:]...)
+			r.mu.Unlock()
+			nsent = n
 		}
 		if c.failed || (c.done() && r.canFinish(c.rep.DataConns)) {
 			break

@@ -25,6 +25,12 @@
 // unless -compress says zstd (smaller files, more CPU) or none; replay reads
 // any of them.
 //
+// With -http ADDR, HQ also serves a live page of its runs on ADDR: rates,
+// modes, health, buttons that pause, suspend and stop a run, a flame graph,
+// a timeline, exceptions and markers (package hq/web, docs/web.md). ADDR
+// must be loopback unless -http-allow-remote is given: the page has no
+// authentication.
+//
 // While serving, a status line (agents, mode, events/s, health) is redrawn
 // on stderr when it is a terminal; otherwise the same shows as a log line
 // every 10 s. Exit status: 0 all runs completed, 1 HQ could not run, 2 bad

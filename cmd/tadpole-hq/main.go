@@ -56,6 +56,7 @@ type options struct {
 	jsonPath string // -json: where each run's report is appended
 	hce      string // -hce: HCE hub addresses
 	live     liveFlags
+	web      webFlags
 }
 
 func usage(fs *flag.FlagSet) func() {
@@ -69,6 +70,12 @@ func usage(fs *flag.FlagSet) func() {
   tadpole-hq ctl [-hce ADDR] COMMAND      drive agents through the HCE hub (tadpole-hq ctl -h)
   tadpole-hq export -ctf DIR TRACEFILE    write a trace file's run as a CTF trace (babeltrace2 DIR)
   tadpole-hq export -format F [-o OUT] FILE  speedscope, Chrome trace or flame graph of a trace file
+
+-http ADDR serves a live page of the runs (rates, modes, health, buttons to
+pause, suspend and stop, flame graph, timeline, exceptions, markers and log
+records; docs/web.md). It listens on loopback only (127.0.0.1, ::1,
+localhost) unless -http-allow-remote is given: the page has no
+authentication, and whoever reaches it can pause and stop runs.
 
 -exec listens on 127.0.0.1:0 (unless -listen is given), adds TADPOLE_HQ to
 CMD's environment, passes its stdin/stdout/stderr through, waits for CMD to
@@ -133,6 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.hce, "hce", "", "serve the HCE control plane on host:port and/or pipe:/path, comma-separated (e.g. 127.0.0.1:10006)")
 	fs.BoolVar(&cfg.Lenient, "lenient", false, "a run that uses ids before their mapping, maps an id again, breaks call nesting or stamps events inside a mode window still completes")
 	o.live.register(fs)
+	o.web.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -341,6 +349,12 @@ func serveMode(o *options, term *terminal, reports *jsonReports, stderr io.Write
 		return exitError
 	}
 	defer lv.close(shutdownGrace) // viewers get the end of the runs, then leave
+	ws, err := startWeb(&o.web, o.cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "tadpole-hq:", err)
+		return exitError
+	}
+	defer closeWeb(ws)
 	srv, ok := newServer(o.cfg, o.listen, stderr)
 	if !ok {
 		return exitError
@@ -427,6 +441,12 @@ func execMode(o *options, term *terminal, reports *jsonReports, stderr io.Writer
 		return exitError
 	}
 	defer lv.close(0)
+	ws, err := startWeb(&o.web, o.cfg, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "tadpole-hq:", err)
+		return exitError
+	}
+	defer closeWeb(ws)
 	srv, ok := newServer(o.cfg, addr, stderr)
 	if !ok {
 		return exitError
