@@ -294,6 +294,7 @@ type javaResult struct {
 	Bubbles    []string `json:"bubbles"`
 	Exceptions []string `json:"exceptions"`
 	Markers    []string `json:"markers"`
+	Flameinfo  string   `json:"flameinfo"`
 }
 
 // buildJavaShop builds libtadpole.so (as ./build.sh lib links it) and
@@ -373,7 +374,8 @@ func TestWebPageJavaChromium(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("java.mjs: %v\n%s", err, out)
 	}
-	t.Logf("page: agent %q, events %v, %d frames, exceptions %v", res.Agent, res.Events, len(res.Flame), res.Exceptions)
+	t.Logf("page: agent %q, events %v, %d frames, %q, exceptions %v", res.Agent, res.Events, len(res.Flame), res.Flameinfo,
+		res.Exceptions)
 
 	if len(res.Errors) > 0 {
 		t.Errorf("the page's errors: %q", res.Errors)
@@ -383,6 +385,9 @@ func TestWebPageJavaChromium(t *testing.T) {
 	}
 	if n := len(res.Events); n < 2 || res.Events[0] <= 0 || res.Events[n-1] <= res.Events[0] {
 		t.Errorf("event counts %v: not growing", res.Events)
+	}
+	if !strings.HasPrefix(res.Flameinfo, "widths by calls") {
+		t.Errorf("flame graph %q: not sized by calls", res.Flameinfo)
 	}
 	for _, m := range []string{"Shop.work()V", "Shop$Cashier.waitForCustomer()V", serve, "Shop$Pricing.total(II)J",
 		"Shop$Inventory.reserve(II)V", "Shop$Warehouse.check(I)V", "Shop$Payments.charge(IJ)V"} {

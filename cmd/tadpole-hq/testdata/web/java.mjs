@@ -27,8 +27,13 @@ try {
   }
   out.mode = await row.locator('td').nth(2).textContent();
 
-  // The flame graph has the example's methods.
+  // The flame graph has the example's methods. Sized by calls, it shows
+  // the cashiers' whole call tree (by time, the waits between orders take
+  // nearly all the width and the shortest calls are too narrow to draw).
+  await page.selectOption('#sizeby', 'calls');
+  await page.waitForFunction(() => document.querySelector('#flameinfo').textContent.startsWith('widths by calls'), null, { timeout: 20000 });
   await page.waitForSelector(`#flame g[data-name="${serve}"]`, { timeout: 30000 });
+  out.flameinfo = await page.textContent('#flameinfo');
   out.flame = await page.$$eval('#flame g', (gs) => gs.map((g) => g.dataset.name));
 
   // The caught OutOfStock with its bubble path, and the JUL records.
