@@ -87,7 +87,7 @@ func playwrightDir(t *testing.T) string {
 			t.Skipf("npm install playwright-core failed (offline?): %v\n%s", err, out)
 		}
 	}
-	for _, name := range []string{"page.mjs", "large.mjs"} {
+	for _, name := range []string{"page.mjs", "large.mjs", "java.mjs"} {
 		script, err := os.ReadFile(filepath.Join("testdata", "web", name))
 		if err != nil {
 			t.Fatal(err)
@@ -282,6 +282,136 @@ func TestWebPageChromium(t *testing.T) {
 		t.Errorf("HQ's control log %v, want %v", cmds, want)
 	}
 	_ = hqDone
+}
+
+// javaResult is what testdata/web/java.mjs saw.
+type javaResult struct {
+	Errors     []string `json:"errors"`
+	Agent      string   `json:"agent"`
+	Events     []int64  `json:"events"`
+	Mode       string   `json:"mode"`
+	Flame      []string `json:"flame"`
+	Bubbles    []string `json:"bubbles"`
+	Exceptions []string `json:"exceptions"`
+	Markers    []string `json:"markers"`
+	Flameinfo  string   `json:"flameinfo"`
+}
+
+// buildJavaShop builds libtadpole.so (as ./build.sh lib links it) and
+// compiles examples/java/Shop.java into dir; it returns the library and
+// the class path.
+func buildJavaShop(t *testing.T, dir string) (lib, classpath string) {
+	t.Helper()
+	root, err := testpeers.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib = filepath.Join(dir, "libtadpole.so")
+	classes := filepath.Join(dir, "java")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, c := range []*exec.Cmd{
+		exec.CommandContext(ctx, testpeers.GoCommand(), "build", "-trimpath", "-buildvcs=false", "-buildmode=c-shared",
+			"-ldflags=-s -w -extldflags=-Wl,--version-script="+filepath.Join(root, "cmd", "libtadpole", "exports.map"),
+			"-o", lib, "./cmd/libtadpole"),
+		exec.CommandContext(ctx, "javac", "-nowarn", "-cp", filepath.Join(root, "jni", "classes"), "-d", classes,
+			filepath.Join(root, "examples", "java", "Shop.java")),
+	} {
+		c.Dir = root
+		c.Env = append(os.Environ(), "CGO_ENABLED=1")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c.Args, err, out)
+		}
+	}
+	return lib, classes + string(os.PathListSeparator) + filepath.Join(root, "jni", "classes")
+}
+
+// TestWebPageJavaChromium: the live page in the real Chromium while
+// examples/java/Shop.java runs under java -agentpath:libtadpole.so=hq=…:
+// the page shows the JVM's run with a growing event count, the flame
+// graph has Shop's methods (the cashiers' calls down to the warehouse),
+// the OutOfStock caught five frames up has its bubble path, and the JUL
+// records show in the log records. With TADPOLE_SCREENSHOT=FILE it writes a
+// screenshot of the page there (docs/hq-page.png is made so).
+func TestWebPageJavaChromium(t *testing.T) {
+	testpeers.RequireTools(t, "node", "npm", chromiumPath, "java", "javac", "gcc")
+	dir := playwrightDir(t)
+	tmp := t.TempDir()
+	lib, classpath := buildJavaShop(t, tmp)
+	agentAddr, pageURL, hqErr, _ := hqWithPage(t)
+
+	// Orders enough for minutes, 5 ms apart on each cashier: the test ends
+	// the JVM.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	app := exec.CommandContext(ctx, "java", "-XX:+UseSerialGC", "-agentpath:"+lib+"=hq="+agentAddr, "-cp", classpath,
+		"Shop", "2000000000", "5")
+	var appOut lockedBuffer
+	app.Stdout, app.Stderr = &appOut, &appOut
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Process.Kill(); app.Wait() })
+
+	const serve = "Shop$Cashier.serve(I)V"
+	args := []string{"java.mjs", pageURL, chromiumPath, serve}
+	if shot := os.Getenv(ScreenshotEnv); shot != "" {
+		abs, err := filepath.Abs(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, abs)
+	}
+	node := exec.CommandContext(ctx, "node", args...)
+	node.Dir = dir
+	var nodeErr strings.Builder
+	node.Stderr = &nodeErr
+	out, err := node.Output()
+	if err != nil {
+		t.Fatalf("node java.mjs: %v\n%s\n%s\ntadpole-hq:\n%s\njava:\n%s", err, out, nodeErr.String(), hqErr.String(), appOut.String())
+	}
+	var res javaResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("java.mjs: %v\n%s", err, out)
+	}
+	t.Logf("page: agent %q, events %v, %d frames, %q, exceptions %v", res.Agent, res.Events, len(res.Flame), res.Flameinfo,
+		res.Exceptions)
+
+	if len(res.Errors) > 0 {
+		t.Errorf("the page's errors: %q", res.Errors)
+	}
+	if !strings.HasPrefix(res.Agent, "127.0.0.1:") || res.Mode != "Tracing" {
+		t.Errorf("agent %q mode %q", res.Agent, res.Mode)
+	}
+	if n := len(res.Events); n < 2 || res.Events[0] <= 0 || res.Events[n-1] <= res.Events[0] {
+		t.Errorf("event counts %v: not growing", res.Events)
+	}
+	if !strings.HasPrefix(res.Flameinfo, "widths by calls") {
+		t.Errorf("flame graph %q: not sized by calls", res.Flameinfo)
+	}
+	for _, m := range []string{"Shop.work()V", "Shop$Cashier.waitForCustomer()V", serve, "Shop$Pricing.total(II)J",
+		"Shop$Inventory.reserve(II)V", "Shop$Warehouse.check(I)V", "Shop$Payments.charge(IJ)V"} {
+		if !slices.Contains(res.Flame, m) {
+			t.Errorf("flame graph lacks %s: %v", m, res.Flame)
+		}
+	}
+	if !slices.ContainsFunc(res.Exceptions, func(e string) bool { return strings.Contains(e, "OutOfStock") }) {
+		t.Errorf("exceptions %v: no OutOfStock", res.Exceptions)
+	}
+	caught := false
+	for _, b := range res.Bubbles {
+		caught = caught || strings.Contains(b, "OutOfStock") && strings.Contains(b, "Shop$Warehouse.check(I)V") &&
+			strings.Contains(b, serve)
+	}
+	if !caught {
+		t.Errorf("bubble paths %q: no OutOfStock from the warehouse out of serve", res.Bubbles)
+	}
+	// The page lists a log record by its logger's name (kind "log").
+	for _, k := range []string{"shop.orders", "shop.pay"} {
+		if !slices.Contains(res.Markers, k) {
+			t.Errorf("%d log records: none of %s (first: %.200q)", len(res.Markers), k, res.Markers)
+		}
+	}
 }
 
 // largeResult is what testdata/web/large.mjs saw.

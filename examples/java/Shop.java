@@ -12,6 +12,13 @@
  *
  *     java -agentpath:$PWD/out/libtadpole.so=hq=127.0.0.1:8765 -cp out/java:jni/classes Shop
  *
+ * Shop serves 30 orders and ends. "Shop ORDERS [PAUSE_MS]" serves ORDERS
+ * orders, each cashier waiting PAUSE_MS milliseconds for its next customer
+ * (Cashier.waitForCustomer): a run that lasts, for HQ's live page:
+ *
+ *     out/tadpole-hq -http 127.0.0.1:8080 &
+ *     java -agentpath:$PWD/out/libtadpole.so=hq=127.0.0.1:8765 -cp out/java:jni/classes Shop 100000 5
+ *
  * jni/classes on the class path is optional: it holds io.tadpole.Tadpole,
  * which the agent defines itself; with it the program also runs without the
  * agent (every Tadpole call then does nothing).
@@ -40,7 +47,8 @@ public class Shop {
 	static final Logger ORDERS = Logger.getLogger("shop.orders");
 	static final Logger PAY = Logger.getLogger("shop.pay");
 	static final Logger STOCK = Logger.getLogger("shop.stock");
-	static final int ORDERS_TOTAL = 30;
+	static int ordersTotal = 30;
+	static long pauseMillis; // a cashier's wait between two orders
 	static final AtomicInteger next = new AtomicInteger();
 
 	static final class OutOfStock extends Exception {
@@ -50,6 +58,12 @@ public class Shop {
 	}
 
 	public static void main(String[] args) throws Exception {
+		if (args.length > 0) {
+			ordersTotal = Integer.parseInt(args[0]);
+		}
+		if (args.length > 1) {
+			pauseMillis = Long.parseLong(args[1]);
+		}
 		for (Logger l : new Logger[] {ORDERS, PAY, STOCK}) {
 			l.setUseParentHandlers(false); // keep the console quiet
 			l.setLevel(Level.ALL);
@@ -69,13 +83,16 @@ public class Shop {
 			w.join();
 		}
 		Tadpole.marker("shop", "closed");
-		System.out.println("shop: " + ORDERS_TOTAL + " orders, tracing=" + Tadpole.tracing());
+		System.out.println("shop: " + ordersTotal + " orders, tracing=" + Tadpole.tracing());
 	}
 
 	static void work() {
 		Cashier c = new Cashier(Thread.currentThread().getName());
 		int n;
-		while ((n = next.incrementAndGet()) <= ORDERS_TOTAL) {
+		while ((n = next.incrementAndGet()) <= ordersTotal && n > 0) {
+			if (pauseMillis > 0) { // untouched by default: the 30 orders' trace stays as it was
+				c.waitForCustomer();
+			}
 			try {
 				c.serve(n);
 			} catch (OutOfStock e) { // thrown by Warehouse.check, five frames down
@@ -90,6 +107,14 @@ public class Shop {
 
 		Cashier(String name) {
 			this.name = name;
+		}
+
+		void waitForCustomer() {
+			try {
+				Thread.sleep(pauseMillis);
+			} catch (InterruptedException e) {
+				Thread.currentThread().interrupt();
+			}
 		}
 
 		void serve(int order) throws OutOfStock {
