@@ -16,8 +16,8 @@ import (
 // concatenation, overloads and cross-package references. It is generated
 // (deterministically) so that the benchmark needs nothing from the network.
 const (
-	genPackages = 8
-	genClasses  = 8
+	genPackages = 3
+	genClasses  = 2
 	genMethods  = 4
 )
 
