@@ -55,8 +55,11 @@ var methodWorkloads = []methodWorkload{
 	{name: "interpreter", what: "tree-walking interpreter: interpreted fib(24) and a 2 400-step loop per round",
 		prefix: "work/", param: func(*methodsEnv) string { return "24" }, warmup: 5, rounds: 10, jvmtiWarmup: 1,
 		jvmtiRounds: 2, exactCalls: true},
+	// The JVMTI agent runs javac's rounds too: its whole-run count is the
+	// reference HQ's is checked against (the ASM agent's falls short by a
+	// few thousandths of a per cent there; see checkCalls).
 	{name: "javac", what: "javac compiling a source tree per round, every javac class traced", prefix: "com/sun/tools/javac/",
-		param: func(e *methodsEnv) string { return "@" + e.argfile }, warmup: 2, rounds: 3, jvmtiWarmup: 1, jvmtiRounds: 1},
+		param: func(e *methodsEnv) string { return "@" + e.argfile }, warmup: 2, rounds: 3, jvmtiWarmup: 2, jvmtiRounds: 3},
 }
 
 // methodsEnv is what the comparison builds once per process.
@@ -314,8 +317,8 @@ func tadpoleTrace(prefix string) string { return "trace=" + prefix + "**" }
 
 // runTadpole runs the workload under libtadpole.so with the reference HQ
 // in this process, and checks that HQ received every event: as many
-// entries, and exits plus bubbles, as the ASM agent counted in a run of
-// the same rounds (want), gap-free.
+// entries, and exits plus bubbles, as a counting agent saw in a run of the
+// same rounds (want), gap-free.
 func runTadpoleMethods(tb testing.TB, e *methodsEnv, w methodWorkload, want methodSample) methodSample {
 	cfg := hq.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
@@ -375,7 +378,7 @@ func runTadpoleMethods(tb testing.TB, e *methodsEnv, w methodWorkload, want meth
 	case !rep.OK || rep.GapCount != 0:
 		s.lost = fmt.Sprintf("run not clean: %s, %d gaps (%d missing)", rep.Reason, rep.GapCount, rep.Missing)
 	case s.entries != want.entries || s.exits+s.bubbles != want.exits+want.bubbles:
-		s.lost = fmt.Sprintf("HQ received %d method entries and %d exits/bubbles; the run made %d and %d (ASM agent's count)",
+		s.lost = fmt.Sprintf("HQ received %d method entries and %d exits/bubbles; the run made %d and %d",
 			s.entries, s.exits+s.bubbles, want.entries, want.exits+want.bubbles)
 	}
 	if s.lost != "" && strings.TrimSpace(se.String()) != "" {
@@ -398,7 +401,10 @@ func BenchmarkMethodTracing(b *testing.B) {
 		if f := os.Getenv("TADPOLE_BENCH_WORKLOADS"); f != "" && !slices.Contains(strings.Split(f, ","), w.name) {
 			continue
 		}
-		var asm methodSample
+		// asm: the ASM agent's run; ref: the counts HQ's must match, those
+		// of the JVMTI agent when it ran the same rounds, else the ASM
+		// agent's.
+		var asm, ref methodSample
 		for _, col := range methodColumns {
 			b.Run(w.name+"/"+strings.ReplaceAll(col, " ", "_"), func(b *testing.B) {
 				var s methodSample
@@ -407,20 +413,20 @@ func BenchmarkMethodTracing(b *testing.B) {
 					s = runPlain(b, e, w)
 				case colASM:
 					s = runASM(b, e, w)
-					asm = s
+					asm, ref = s, s
 					checkCalls(b, w, s)
 				case colJVMTI:
 					s = runJVMTI(b, e, w)
 					checkCalls(b, w, s)
-					if asm.rounds > 0 && w.exactCalls && s.calls*int64(asm.rounds) != asm.calls*int64(s.rounds) {
-						b.Errorf("JVMTI agent counted %d calls in %d rounds, the ASM agent %d in %d", s.calls, s.rounds,
-							asm.calls, asm.rounds)
+					checkAgree(b, w, asm, s)
+					if w.jvmtiWarmup == w.warmup && w.jvmtiRounds == w.rounds {
+						ref = s
 					}
 				case colTadpole:
-					if asm.rounds == 0 {
-						b.Skip("no ASM agent counts to check HQ's against")
+					if ref.rounds == 0 {
+						b.Skip("no agent's counts to check HQ's against")
 					}
-					s = runTadpoleMethods(b, e, w, asm)
+					s = runTadpoleMethods(b, e, w, ref)
 				}
 				recordMethods(w.name, col, s)
 				reportMethods(b, w, col, s)
@@ -444,6 +450,24 @@ func checkCalls(tb testing.TB, w methodWorkload, s methodSample) {
 	}
 	if s.entries != s.exits+s.bubbles {
 		tb.Errorf("%s: %d entries, %d exits and %d bubbles", w.name, s.entries, s.exits, s.bubbles)
+	}
+}
+
+// checkAgree: the two counting agents saw the same calls per round,
+// exactly on the workloads that make the same calls every round. On javac
+// the ASM agent sees a few thousandths of a per cent fewer than the JVMTI
+// agent (0.002 % of 283 M calls in one compilation of a larger tree): a
+// bound of 0.01 % keeps that from hiding a real difference.
+func checkAgree(tb testing.TB, w methodWorkload, asm, jvmti methodSample) {
+	tb.Helper()
+	if asm.rounds == 0 {
+		return
+	}
+	a, j := float64(asm.calls)/float64(asm.rounds), float64(jvmti.calls)/float64(jvmti.rounds)
+	if w.exactCalls && asm.calls*int64(jvmti.rounds) != jvmti.calls*int64(asm.rounds) ||
+		!w.exactCalls && (j-a > j*1e-4 || a-j > j*1e-4) {
+		tb.Errorf("%s: the JVMTI agent counted %d calls in %d rounds, the ASM agent %d in %d", w.name, jvmti.calls,
+			jvmti.rounds, asm.calls, asm.rounds)
 	}
 }
 
