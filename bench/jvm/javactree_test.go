@@ -34,12 +34,24 @@ var repoJava = []string{
 	"bench/jvm/testdata/methods/work/Interp.java",
 }
 
-// writeJavacTree writes the generated sources under dir and returns every
-// source file of the tree (the repository's and the generated ones).
+// writeJavacTree writes the tree under dir, the repository's files (from
+// root) copied and the generated ones, and returns its source files.
 func writeJavacTree(root, dir string) ([]string, error) {
 	var files []string
 	for _, f := range repoJava {
-		files = append(files, filepath.Join(root, f))
+		// Copied, so that the tree stays the same while the JVMs run.
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(dir, "repo", f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			return nil, err
+		}
+		files = append(files, dst)
 	}
 	for p := range genPackages {
 		pkg := fmt.Sprintf("gen.p%02d", p)
