@@ -280,7 +280,7 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	}
 	int rc = tadpole_start(opts != NULL ? opts : options);
 	free(opts);
-	tpj_probe_begin(env); /* method tracing: probes on once tracing */
+	tpj_probe_begin(env, rc == TADPOLE_OK); /* method tracing: probes on once tracing */
 	if (rc != TADPOLE_OK && !tp_lttng_registered())
 		return; /* tadpole_start logged why, once, as the options say */
 	if (rc == TADPOLE_OK) {
