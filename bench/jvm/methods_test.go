@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,7 +195,8 @@ type methodSample struct {
 	// totals over the whole run (warm-up included): the ASM and JVMTI
 	// agents' counts, HQ's for tadpole
 	entries, exits, bubbles int64
-	lost                    string // tadpole: why HQ did not get every event ("" if it did)
+	lost                    string  // tadpole: why HQ did not get every event ("" if it did)
+	hqCPU                   float64 // tadpole: CPU ns of this process (HQ) over the run
 }
 
 var methodsMeasured struct {
@@ -347,6 +349,7 @@ func runTadpoleMethods(tb testing.TB, e *methodsEnv, w methodWorkload, want meth
 	cmd := e.methodCmd(ctx, w, counted, args...)
 	var o, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &se
+	cpu0 := hqProcessCPU()
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -388,6 +391,7 @@ func runTadpoleMethods(tb testing.TB, e *methodsEnv, w methodWorkload, want meth
 	if err != nil {
 		tb.Fatal(err)
 	}
+	s.hqCPU = float64(hqProcessCPU() - cpu0)
 	s.entries = rep.Events[bytefrog.MsgMethodEntry]
 	s.exits = rep.Events[bytefrog.MsgMethodExit]
 	s.bubbles = rep.Events[bytefrog.MsgExceptionBubble]
@@ -403,6 +407,16 @@ func runTadpoleMethods(tb testing.TB, e *methodsEnv, w methodWorkload, want meth
 		s.lost += "; agent stderr: " + strings.TrimSpace(se.String())
 	}
 	return s
+}
+
+// hqProcessCPU is this process's CPU time (user and system) in ns: while
+// a tadpole JVM runs, the reference HQ's.
+func hqProcessCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // sameCount: HQ's count a against a counting agent's b, exactly or to
@@ -539,6 +553,7 @@ type cell struct {
 	wall, cpu, proc float64
 	minCPU, maxCPU  float64
 	lost            string
+	hqNs            float64 // tadpole: HQ's CPU ns per event, median run
 }
 
 func methodCell(w, col string) (cell, bool) {
@@ -550,6 +565,9 @@ func methodCell(w, col string) (cell, bool) {
 	rd := float64(m.rounds)
 	c := cell{n: len(r), wall: m.wall / rd, cpu: m.cpu / rd, proc: m.proc / rd,
 		minCPU: r[0].cpu / float64(r[0].rounds), maxCPU: r[len(r)-1].cpu / float64(r[len(r)-1].rounds)}
+	if ev := m.entries + m.exits + m.bubbles; m.hqCPU > 0 && ev > 0 {
+		c.hqNs = m.hqCPU / float64(ev)
+	}
 	for _, s := range r {
 		if s.lost != "" {
 			c.lost = s.lost
@@ -596,6 +614,11 @@ func printMethodTable(out io.Writer, e *methodsEnv) {
 			fmt.Fprintf(out, "  %-12s %9.1f [%7.1f – %7.1f] %10.1f %10.1f %15.1f %9.1f %8.2f× %8.2f×  (%d runs)%s\n", col,
 				c.cpu/1e6, c.minCPU/1e6, c.maxCPU/1e6, c.proc/1e6, c.wall/1e6, added[col], (c.wall-p.wall)/cpr, c.cpu/p.cpu,
 				c.wall/p.wall, c.n, note)
+			if col == colTadpole && c.hqNs > 0 {
+				fmt.Fprintf(out, "  %-12s per event: %.1f CPU ns of the JVM's other threads over plain's (the agent's "+
+					"drain and encoder), %.1f CPU ns of HQ (this process, the whole run)\n", "",
+					((c.proc-c.cpu)-(p.proc-p.cpu))/(2*cpr), c.hqNs)
+			}
 		}
 		t, ok := added[colTadpole]
 		switch {
