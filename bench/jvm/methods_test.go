@@ -319,7 +319,8 @@ func runJVMTI(tb testing.TB, e *methodsEnv, w methodWorkload) methodSample {
 func tadpoleTrace(prefix string) string { return "trace=" + prefix + "**" }
 
 // runTadpole runs the workload under libtadpole.so with the reference HQ
-// in this process, and checks that HQ received every event: as many
+// in this process (hq_retry=0: the JVM waits for HQ at start rather than
+// running untraced when a loaded machine answers late), and checks that HQ received every event: as many
 // entries, and exits plus bubbles, as a counting agent saw in a run of the
 // same rounds (want), gap-free.
 //
@@ -340,7 +341,7 @@ func runTadpoleMethods(tb testing.TB, e *methodsEnv, w methodWorkload, want meth
 	defer srv.Shutdown(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), methodRunTimeout)
 	defer cancel()
-	args := []string{"-agentpath:" + e.jt.Lib + "=hq=" + srv.Addr() + ",lttng=off," + tadpoleTrace(w.prefix)}
+	args := []string{"-agentpath:" + e.jt.Lib + "=hq=" + srv.Addr() + ",hq_retry=0,lttng=off," + tadpoleTrace(w.prefix)}
 	rounds := w.rounds
 	if counted {
 		args = append(args, "-agentpath:"+e.jvmtiLib+"="+w.prefix)
