@@ -9,7 +9,7 @@ import (
 
 // The source tree the javac workload compiles: this repository's own Java
 // sources (the agent's helper classes, the Java example, this benchmark's
-// workloads) and a generated tree of genPackages × genClasses classes (about 180 lines each) that
+// workloads) and a generated tree of genPackages × genClasses classes (about 210 lines each) that
 // use what javac spends its time on in real code: generics and inference,
 // lambdas and streams, inner and anonymous classes, enums, records,
 // interfaces with default methods, switch expressions, string
