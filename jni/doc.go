@@ -142,10 +142,10 @@
 // buffer crosses JNI once (flush0) and reaches the agent as one host batch
 // (agent.SubmitProbes). ThreadEnd flushes the ending thread's buffer before
 // its BatchEnd record, VMDeath every registered buffer before tadpole_stop;
-// the thread's C API buffer (its name) is handed over first. A JUL record
-// (log0) first hands the thread's probe events over, and the thread's C
-// API buffer then goes before its next probe buffer, so records and calls
-// keep the thread's order. The tick
+// the thread's C API buffer (its name) is handed over first. With
+// jul_order=on a JUL record (log0) first hands the thread's probe events
+// over, and the C API buffers then go before its next probe buffer, so
+// records and calls keep the thread's order. The tick
 // thread keeps the probes' millisecond clock and Probe.on (tadpole_tracing),
 // and retransforms the loaded classes when HQ's class filters change;
 // Agent_OnAttach retransforms them before it returns.

@@ -42,8 +42,10 @@ static __thread int64_t *tpj_my_copy;
  * name) went first. */
 static __thread int tpj_my_flushed;
 /* 1 when the thread logged into its C API buffer since its last probe
- * flush: that buffer goes first at the next one. */
+ * flush: that buffer goes first at the next one (jul_order=on). */
 static __thread int tpj_my_logged;
+/* jul_order=on: JUL records keep their order with the thread's calls. */
+static int tpj_jul_order;
 
 /* The registry of every live thread's buffer, for VMDeath. */
 static pthread_mutex_t tpj_reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -80,6 +82,7 @@ char *tpj_probe_onload(jvmtiEnv *jvmti, const char *options) {
 	char *rest = tpjGoProbeOptions((char *)(options != NULL ? options : ""));
 	if (tpjGoProbeOff())
 		return rest; /* trace=none: no hook, no probes */
+	tpj_jul_order = tpjGoJulOrder();
 	char path[4096];
 	if (tpjGoProbeJar(path, (int)sizeof path) != 0) {
 		tpj_warn("cannot write the probe jar: methods are not traced");
@@ -401,6 +404,8 @@ int tpj_probe_own(JNIEnv *env, jthread thread) {
 }
 
 void tpj_probe_before_log(JNIEnv *env) {
+	if (!tpj_jul_order)
+		return;
 	jobject b = tpj_my_buf;
 	if (b != NULL && atomic_load_explicit(&tpj_probe_bound, memory_order_relaxed) &&
 	    (*env)->GetIntField(env, b, tpj_buf_n) > 0) {

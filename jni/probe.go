@@ -134,6 +134,20 @@ func tpjGoProbeOptions(opts *C.char) (rest *C.char) {
 	return C.CString(r)
 }
 
+// julOrder is the option jul_order=on: JUL records keep their order with
+// the thread's traced calls, at a cost per record (docs/jvm-tracing.md).
+var julOrder atomic.Bool
+
+// tpjGoJulOrder reports whether jul_order=on.
+//
+//export tpjGoJulOrder
+func tpjGoJulOrder() C.int {
+	if julOrder.Load() {
+		return 1
+	}
+	return 0
+}
+
 // tpjGoProbeOff reports whether method tracing is off (trace=none).
 //
 //export tpjGoProbeOff
@@ -156,6 +170,9 @@ func splitProbeOptions(s, env string) (rest string, p *classPolicy, err error) {
 		case ok && strings.EqualFold(strings.ReplaceAll(strings.TrimSpace(k), "-", "_"), "trace"):
 			inTrace = true
 			trace = append(trace[:0], v)
+		case ok && strings.EqualFold(strings.ReplaceAll(strings.TrimSpace(k), "-", "_"), "jul_order"):
+			inTrace = false
+			julOrder.Store(strings.EqualFold(strings.TrimSpace(v), "on"))
 		case !ok && inTrace && t != "":
 			trace = append(trace, t)
 		default:

@@ -38,27 +38,20 @@ public class JTrace {
 	}
 
 	/**
-	 * loop runs jt until the probes were switched off twice (HQ suspends,
-	 * unsuspends, then stops), at most 60 s, and prints the switches it saw
-	 * and the jt calls made while the probes were on.
+	 * loop runs jt until the probes were switched on again (Probe.gen counts
+	 * the turns on after the first) and then off for good (HQ suspends,
+	 * unsuspends, then stops), at most 60 s, and prints what it saw.
 	 */
 	static void loop() throws Exception {
-		java.lang.reflect.Field on = Class.forName("io.tadpole.Probe").getField("on");
-		boolean was = false;
-		int ons = 0, offs = 0;
+		Class<?> probe = Class.forName("io.tadpole.Probe");
+		java.lang.reflect.Field on = probe.getField("on");
+		java.lang.reflect.Field gen = probe.getDeclaredField("gen");
+		gen.setAccessible(true);
 		long deadline = System.nanoTime() + 60_000_000_000L;
-		while (offs < 2 && System.nanoTime() < deadline) {
+		while (System.nanoTime() < deadline && (on.getBoolean(null) || gen.getInt(null) < 1)) {
 			jt.Work.fib(15);
-			boolean now = on.getBoolean(null);
-			if (now != was) {
-				if (now)
-					ons++;
-				else
-					offs++;
-				was = now;
-			}
 		}
-		System.out.println("JTrace loop ons=" + ons + " offs=" + offs + " on=" + on.getBoolean(null));
+		System.out.println("JTrace loop gen=" + gen.getInt(null) + " on=" + on.getBoolean(null));
 	}
 
 	public static void main(String[] args) throws Exception {
