@@ -210,7 +210,8 @@ bench() {
 	before=$(cpu_ticks)
 	$GO test -run '^$' -bench "${BENCH:-.}" -benchmem -count "$count" ./...
 	if [ -f bench/go.mod ]; then
-		(cd bench && $GO test -run '^$' -bench "${BENCH:-.}" -benchmem -count "$count" ./...)
+		# bench/jvm's method-tracing comparison runs JVMs for a quarter of an hour.
+		(cd bench && $GO test -run '^$' -bench "${BENCH:-.}" -benchmem -count "$count" -timeout "${BENCH_TIMEOUT:-2h}" ./...)
 	fi
 	after=$(cpu_ticks)
 	# On a virtual machine, time the host gives to others (steal) makes

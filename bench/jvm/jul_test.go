@@ -61,6 +61,9 @@ func TestMain(m *testing.M) {
 	if compiled.dir != "" {
 		os.RemoveAll(compiled.dir)
 	}
+	if methodsBuilt.env != nil {
+		os.RemoveAll(methodsBuilt.env.dir)
+	}
 	jtest.Cleanup()
 	os.Exit(code)
 }
