@@ -198,6 +198,14 @@ func (r *Registry) Unregister(name ObjectName) {
 	}
 }
 
+// Has reports whether a bean is registered under name.
+func (r *Registry) Has(name ObjectName) bool {
+	r.mu.RLock()
+	_, ok := r.beans[name.Canonical()]
+	r.mu.RUnlock()
+	return ok
+}
+
 func (r *Registry) bean(name ObjectName) (Bean, error) {
 	r.mu.RLock()
 	e, ok := r.beans[name.Canonical()]
