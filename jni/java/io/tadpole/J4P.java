@@ -207,7 +207,7 @@ final class J4P {
 		o.count(sorted.size());
 		for (String c : sorted) {
 			ObjectName n = byCanon.get(c);
-			o.str(n.getDomain() + ":" + n.getKeyPropertyListString());
+			o.string(n.getDomain() + ":" + n.getKeyPropertyListString());
 		}
 	}
 
