@@ -96,12 +96,16 @@ type j4pJVM struct {
 	stderr  bytes.Buffer
 	Tadpole string // base URL of tadpole's endpoint
 	Jolokia string // base URL of the reference agent's, or ""
+	// JolokiaPool is the reference agent's second port, served by a fixed
+	// pool of jolokiaPool threads, or "".
+	JolokiaPool string
 }
 
 // j4pOptions configure startJ4P.
 type j4pOptions struct {
 	jolokia        bool     // also load the reference agent
 	jolokiaThreads int      // its executor's threads (1: single, its default)
+	jolokiaPool    int      // > 0: a second port with a fixed pool of that many threads
 	env            []string // extra environment (TADPOLE_*)
 	checkJNI       bool     // -Xcheck:jni
 	args           []string // J4PApp's arguments
@@ -128,7 +132,11 @@ func startJ4P(t testing.TB, o j4pOptions) *j4pJVM {
 		if th < 1 {
 			th = 1
 		}
-		args = append(args, fmt.Sprintf("-javaagent:%s=port=0,threads=%d", agentJar, th))
+		// TCP_NODELAY on the JDK's HTTP server: without it, its separate
+		// writes of headers and body wait for the client's delayed ACK
+		// (40 ms) on keep-alive connections.
+		args = append(args, "-Dsun.net.httpserver.nodelay=true",
+			fmt.Sprintf("-javaagent:%s=port=0,threads=%d,pool=%d", agentJar, th, o.jolokiaPool))
 		cp += ":" + strings.Join(jolokiaJars, ":")
 	}
 	args = append(append(args, "-cp", cp, "J4PApp"), o.args...)
@@ -153,6 +161,7 @@ func startJ4P(t testing.TB, o j4pOptions) *j4pJVM {
 	}
 	exited := make(chan struct{})
 	jport := make(chan string, 1)
+	jpool := make(chan string, 1)
 	var mu sync.Mutex
 	go func() {
 		s := bufio.NewScanner(errPipe)
@@ -161,6 +170,9 @@ func startJ4P(t testing.TB, o j4pOptions) *j4pJVM {
 			line := s.Text()
 			if p, ok := strings.CutPrefix(line, "jolokia "); ok {
 				jport <- p
+			}
+			if p, ok := strings.CutPrefix(line, "jolokia-pool "); ok {
+				jpool <- p
 			}
 			mu.Lock()
 			j.stderr.WriteString(line + "\n")
@@ -206,6 +218,14 @@ func startJ4P(t testing.TB, o j4pOptions) *j4pJVM {
 			j.Jolokia = "http://127.0.0.1:" + p + "/jolokia"
 		case <-time.After(RunTimeout):
 			t.Fatalf("the Jolokia agent did not start:\n%s", stderr())
+		}
+		if o.jolokiaPool > 0 {
+			select {
+			case p := <-jpool:
+				j.JolokiaPool = "http://127.0.0.1:" + p + "/jolokia"
+			case <-time.After(RunTimeout):
+				t.Fatalf("the Jolokia agent's pool did not start:\n%s", stderr())
+			}
 		}
 	}
 	// The endpoint starts with the agent; wait until it serves the JVM's beans.

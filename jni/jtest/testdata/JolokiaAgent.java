@@ -4,7 +4,9 @@
  * the JDK's com.sun.net.httpserver, as Jolokia's own JVM agent does (its
  * JVM agent jar is not packaged). Options: port=<n> (0: any; the port is
  * printed as "jolokia <port>" on stderr), threads=<n> (1, the JVM agent's
- * default "single" executor; more: a fixed pool). Loopback only.
+ * default "single" executor; more: a fixed pool, its executor=fixed),
+ * pool=<n>: a second port, printed "jolokia-pool <port>", served by the
+ * same handler with a fixed pool of n threads. Loopback only.
  */
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
@@ -41,7 +43,7 @@ public final class JolokiaAgent implements HttpHandler {
 	}
 
 	public static void premain(String args, Instrumentation inst) throws Exception {
-		int port = 0, threads = 1;
+		int port = 0, threads = 1, pool = 0;
 		if (args != null) {
 			for (String kv : args.split(",")) {
 				String[] p = kv.split("=", 2);
@@ -49,6 +51,8 @@ public final class JolokiaAgent implements HttpHandler {
 					port = Integer.parseInt(p[1]);
 				} else if (p.length == 2 && p[0].equals("threads")) {
 					threads = Integer.parseInt(p[1]);
+				} else if (p.length == 2 && p[0].equals("pool")) {
+					pool = Integer.parseInt(p[1]);
 				}
 			}
 		}
@@ -57,11 +61,19 @@ public final class JolokiaAgent implements HttpHandler {
 				ConfigKey.AGENT_CONTEXT, CONTEXT, ConfigKey.DISCOVERY_ENABLED, "false");
 		LogHandler log = new QuietLogHandler();
 		BackendManager backend = new BackendManager(config, log);
+		JolokiaAgent agent = new JolokiaAgent(new HttpRequestHandler(config, backend, log));
+		System.err.println("jolokia " + serve(agent, port, threads));
+		if (pool > 0) {
+			System.err.println("jolokia-pool " + serve(agent, 0, pool));
+		}
+	}
+
+	private static int serve(JolokiaAgent agent, int port, int threads) throws IOException {
 		HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 10);
-		server.createContext(CONTEXT, new JolokiaAgent(new HttpRequestHandler(config, backend, log)));
+		server.createContext(CONTEXT, agent);
 		server.setExecutor(threads <= 1 ? Executors.newSingleThreadExecutor() : Executors.newFixedThreadPool(threads));
 		server.start();
-		System.err.println("jolokia " + server.getAddress().getPort());
+		return server.getAddress().getPort();
 	}
 
 	@Override
