@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/jni/j4pwire"
 	"github.com/tadpole-trace/tadpole/transport/j4p"
 )
 
@@ -22,7 +23,7 @@ import (
 // Go handler of transport/j4p stays the HTTP front, and each MBean server
 // operation it needs (a read is one) crosses into the JVM once, as one
 // call of io.tadpole.J4P.call with the request and the answer encoded
-// (j4pwire.go). The calls run on worker goroutines locked to their OS
+// (package j4pwire). The calls run on worker goroutines locked to their OS
 // threads, each attached to the JVM once as the daemon thread
 // "tadpole-j4p-<n>" and detached when it has been idle for
 // platformIdle; at most platformWorkers run at a time, and a request waits
@@ -153,10 +154,10 @@ func run(w unsafe.Pointer, req []byte) (any, error) {
 		return nil, fmt.Errorf("%w: the call failed in the JVM", ErrPlatform)
 	}
 	defer C.free(out)
-	if n > maxWireBytes {
-		return nil, fmt.Errorf("%w: answer of %d bytes", ErrWire, n)
+	if n > j4pwire.MaxBytes {
+		return nil, fmt.Errorf("%w: answer of %d bytes", j4pwire.ErrMalformed, n)
 	}
-	return decodeAnswer(unsafe.Slice((*byte)(out), int(n)))
+	return j4pwire.DecodeAnswer(unsafe.Slice((*byte)(out), int(n)))
 }
 
 // jmxError is a Java exception as the j4p handler reports it: status and
@@ -174,26 +175,26 @@ var errJMX = errors.New("jni: MBean failed")
 
 // asJ4P converts a Java exception into a *j4p.Error.
 func asJ4P(err error) error {
-	var je *javaError
+	var je *j4pwire.JavaError
 	if !errors.As(err, &je) {
 		return err
 	}
 	status, sentinel := 500, errJMX
 	switch je.Kind {
-	case kindInstance:
+	case j4pwire.KindInstance:
 		status, sentinel = 404, j4p.ErrInstanceNotFound
-	case kindAttribute:
+	case j4pwire.KindAttribute:
 		status, sentinel = 404, j4p.ErrAttributeNotFound
-	case kindOperation:
+	case j4pwire.KindOperation:
 		status, sentinel = 404, j4p.ErrOperationNotFound
-	case kindArgument:
+	case j4pwire.KindArgument:
 		status, sentinel = 400, j4p.ErrIllegalArgument
 	}
 	return &j4p.Error{Status: status, Type: je.Class, Err: &jmxError{sentinel: sentinel, msg: je.Error()}}
 }
 
-func (p *platform) do(e *wireEnc) (any, error) {
-	v, err := p.call(e.bytes())
+func (p *platform) do(e *j4pwire.Enc) (any, error) {
+	v, err := p.call(e.Bytes())
 	if err != nil {
 		return nil, asJ4P(err)
 	}
@@ -203,8 +204,8 @@ func (p *platform) do(e *wireEnc) (any, error) {
 // Query implements j4p.MBeanServer: JMX's queryNames, sorted by canonical
 // name. Names the j4p parser refuses are left out.
 func (p *platform) Query(pattern j4p.ObjectName) []j4p.ObjectName {
-	e := newWireEnc(opQuery)
-	e.str(pattern.String())
+	e := j4pwire.NewEnc(j4pwire.OpQuery)
+	e.Str(pattern.String())
 	v, err := p.do(e)
 	if err != nil {
 		return nil
@@ -222,8 +223,8 @@ func (p *platform) Query(pattern j4p.ObjectName) []j4p.ObjectName {
 
 // Info implements j4p.MBeanServer.
 func (p *platform) Info(name j4p.ObjectName) (*j4p.MBeanInfo, error) {
-	e := newWireEnc(opInfo)
-	e.str(name.String())
+	e := j4pwire.NewEnc(j4pwire.OpInfo)
+	e.Str(name.String())
 	v, err := p.do(e)
 	if err != nil {
 		return nil, err
@@ -234,7 +235,7 @@ func (p *platform) Info(name j4p.ObjectName) (*j4p.MBeanInfo, error) {
 // decodeInfo reads J4P's info answer: [class, desc, [[name, type, desc,
 // readable, writable]…], [[name, ret, desc, [[name, type, desc]…]]…]].
 func decodeInfo(v any) (*j4p.MBeanInfo, error) {
-	bad := fmt.Errorf("%w: bad MBean info", ErrWire)
+	bad := fmt.Errorf("%w: bad MBean info", j4pwire.ErrMalformed)
 	top, ok := v.([]any)
 	if !ok || len(top) != 4 {
 		return nil, bad
@@ -273,19 +274,19 @@ func decodeInfo(v any) (*j4p.MBeanInfo, error) {
 // GetAttribute implements j4p.MBeanServer: one crossing; the value comes
 // converted as Jolokia converts it, inner paths are followed in Go.
 func (p *platform) GetAttribute(name j4p.ObjectName, attr string) (any, error) {
-	e := newWireEnc(opGet)
-	e.str(name.String())
-	e.str(attr)
+	e := j4pwire.NewEnc(j4pwire.OpGet)
+	e.Str(name.String())
+	e.Str(attr)
 	return p.do(e)
 }
 
 // SetAttribute implements j4p.MBeanServer; J4P converts the value to the
 // attribute's type (its open type for an MXBean).
 func (p *platform) SetAttribute(name j4p.ObjectName, attr string, value any) error {
-	e := newWireEnc(opSet)
-	e.str(name.String())
-	e.str(attr)
-	if err := e.value(value, 0); err != nil {
+	e := j4pwire.NewEnc(j4pwire.OpSet)
+	e.Str(name.String())
+	e.Str(attr)
+	if err := e.Value(value); err != nil {
 		return &j4p.Error{Status: 400, Type: "java.lang.IllegalArgumentException", Err: fmt.Errorf("%w: %v", j4p.ErrIllegalArgument, err)}
 	}
 	_, err := p.do(e)
@@ -294,12 +295,12 @@ func (p *platform) SetAttribute(name j4p.ObjectName, attr string, value any) err
 
 // Invoke implements j4p.MBeanServer.
 func (p *platform) Invoke(name j4p.ObjectName, op string, sig []string, args []any) (any, error) {
-	e := newWireEnc(opInvoke)
-	e.str(name.String())
-	e.str(op)
-	e.strs(sig)
+	e := j4pwire.NewEnc(j4pwire.OpInvoke)
+	e.Str(name.String())
+	e.Str(op)
+	e.Strs(sig)
 	for _, a := range args {
-		if err := e.value(a, 0); err != nil {
+		if err := e.Value(a); err != nil {
 			return nil, &j4p.Error{Status: 400, Type: "java.lang.IllegalArgumentException", Err: fmt.Errorf("%w: %v", j4p.ErrIllegalArgument, err)}
 		}
 	}
