@@ -7,10 +7,12 @@ package jni
 import "C"
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"runtime"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -23,19 +25,17 @@ import (
 // Go handler of transport/j4p stays the HTTP front, and each MBean server
 // operation it needs (a read is one) crosses into the JVM once, as one
 // call of io.tadpole.J4P.call with the request and the answer encoded
-// (package j4pwire). The calls run on worker goroutines locked to their OS
-// threads, each attached to the JVM once as the daemon thread
-// "tadpole-j4p-<n>" and detached when it has been idle for
-// platformIdle; at most platformWorkers run at a time, and a request waits
-// at most platformTimeout for its answer (an MBean that never returns
-// holds a worker, never the endpoint or the host).
+// (package j4pwire). The calls run on C threads of j4p.c, attached to the
+// JVM as daemon threads "tadpole-j4p-<n>" (at most 4, each detached after
+// 30 s idle); a finished job comes back through a pipe that a goroutine
+// reads with the runtime's poller. So the request's goroutine parks while
+// the JVM works, the Go side never holds its one P in a Java call, no Go
+// thread is attached to the JVM, and a request waits at most
+// platformTimeout: an MBean that never returns holds one worker, never
+// the endpoint or the host.
 
-// Bounds of the platform MBean server's workers.
-const (
-	platformWorkers = 4
-	platformTimeout = 10 * time.Second
-	platformIdle    = 30 * time.Second
-)
+// platformTimeout bounds a request's wait for the JVM.
+const platformTimeout = 10 * time.Second
 
 // ErrPlatform reports the JVM's MBeans unreachable: no JVM, the helper
 // class missing, or no answer in time.
@@ -43,121 +43,126 @@ var ErrPlatform = errors.New("jni: JVM platform MBeans")
 
 // platform is a j4p.MBeanServer over the JVM's platform MBean server.
 type platform struct {
-	jobs chan *jcall
+	once    sync.Once
+	initErr error
+	r       *os.File // completion pipe, read end
 
 	mu      sync.Mutex
-	workers int // running
-	idle    int // waiting for a job
-	seq     int
-	broken  error // set when a worker could not attach
+	pending map[uintptr]*jcall // by job address
 }
 
 // jcall is one J4P.call.
 type jcall struct {
-	req  []byte
-	out  any
+	job  *C.struct_tpj_j4p_job
+	raw  []byte // the answer
 	err  error
 	done chan struct{}
 }
 
-func newPlatform() *platform { return &platform{jobs: make(chan *jcall)} }
+func newPlatform() *platform { return &platform{pending: make(map[uintptr]*jcall)} }
 
 // registerPlatform plugs the JVM's MBeans into the management endpoint.
 func registerPlatform() { agent.SetPlatformMBeans(newPlatform()) }
 
+// start opens the completion pipe and starts its reader, once.
+func (p *platform) start() error {
+	p.once.Do(func() {
+		var fds [2]int
+		if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+			p.initErr = fmt.Errorf("%w: %v", ErrPlatform, err)
+			return
+		}
+		if err := syscall.SetNonblock(fds[0], true); err != nil || C.tpj_j4p_init(C.int(fds[1])) != 0 {
+			syscall.Close(fds[0])
+			syscall.Close(fds[1])
+			p.initErr = fmt.Errorf("%w: no JVM in this process", ErrPlatform)
+			return
+		}
+		p.r = os.NewFile(uintptr(fds[0]), "tadpole-j4p")
+		go p.reader()
+	})
+	return p.initErr
+}
+
+// reader takes finished jobs (their addresses, 8 bytes each) from the pipe.
+func (p *platform) reader() {
+	defer func() { recover() }() // never a panic into the host
+	buf := make([]byte, 8*256)
+	have := 0
+	for {
+		n, err := p.r.Read(buf[have:])
+		if err != nil {
+			return
+		}
+		have += n
+		k := 0
+		for ; have-k >= 8; k += 8 {
+			p.finish(uintptr(binary.NativeEndian.Uint64(buf[k:])))
+		}
+		have = copy(buf, buf[k:have])
+	}
+}
+
+// finish takes a job's answer and frees it; its caller, if still waiting,
+// is woken.
+func (p *platform) finish(key uintptr) {
+	p.mu.Lock()
+	c := p.pending[key]
+	delete(p.pending, key)
+	p.mu.Unlock()
+	if c == nil {
+		return // not ours: never freed, never touched
+	}
+	j := c.job
+	if j.failed != 0 || j.out == nil {
+		c.err = fmt.Errorf("%w: the call failed in the JVM", ErrPlatform)
+	} else if j.outlen > j4pwire.MaxBytes {
+		c.err = fmt.Errorf("%w: answer of %d bytes", j4pwire.ErrMalformed, j.outlen)
+	} else {
+		c.raw = C.GoBytes(j.out, C.int(j.outlen))
+	}
+	C.free(j.out)
+	C.free(j.req)
+	C.free(unsafe.Pointer(j))
+	close(c.done)
+}
+
 // call runs req in the JVM and decodes the answer.
 func (p *platform) call(req []byte) (any, error) {
-	p.mu.Lock()
-	if p.broken != nil {
-		err := p.broken
-		p.mu.Unlock()
+	if err := p.start(); err != nil {
 		return nil, err
 	}
-	if p.idle == 0 && p.workers < platformWorkers {
-		p.workers++
-		p.seq++
-		go p.worker(p.seq)
+	j := (*C.struct_tpj_j4p_job)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_tpj_j4p_job{}))))
+	if j == nil {
+		return nil, fmt.Errorf("%w: out of memory", ErrPlatform)
 	}
+	j.req = C.CBytes(req)
+	j.n = C.size_t(len(req))
+	c := &jcall{job: j, done: make(chan struct{})}
+	key := uintptr(unsafe.Pointer(j))
+	p.mu.Lock()
+	p.pending[key] = c
 	p.mu.Unlock()
-	c := &jcall{req: req, done: make(chan struct{})}
+	if C.tpj_j4p_submit(j) != 0 {
+		p.mu.Lock()
+		delete(p.pending, key)
+		p.mu.Unlock()
+		C.free(j.req)
+		C.free(unsafe.Pointer(j))
+		return nil, fmt.Errorf("%w: no thread can call the JVM (io.tadpole.J4P missing?)", ErrPlatform)
+	}
 	t := time.NewTimer(platformTimeout)
 	defer t.Stop()
 	select {
-	case p.jobs <- c:
-	case <-t.C:
-		return nil, fmt.Errorf("%w: no worker free within %v", ErrPlatform, platformTimeout)
-	}
-	select {
 	case <-c.done:
-		return c.out, c.err
+		if c.err != nil {
+			return nil, c.err
+		}
+		return j4pwire.DecodeAnswer(c.raw)
 	case <-t.C:
+		// The job stays pending: finish frees it when the JVM answers.
 		return nil, fmt.Errorf("%w: no answer within %v", ErrPlatform, platformTimeout)
 	}
-}
-
-// worker attaches its thread, serves jobs until idle for platformIdle and
-// detaches. The thread stays locked: it ends with the goroutine.
-func (p *platform) worker(n int) {
-	runtime.LockOSThread()
-	defer func() {
-		if r := recover(); r != nil {
-			p.mu.Lock()
-			p.broken = fmt.Errorf("%w: %v", ErrPlatform, r)
-			p.mu.Unlock()
-		}
-	}()
-	name := C.CString(fmt.Sprintf("tadpole-j4p-%d", n))
-	w := C.tpj_j4p_attach(name)
-	C.free(unsafe.Pointer(name))
-	var attachErr error
-	if w == nil {
-		attachErr = fmt.Errorf("%w: cannot attach a thread to the JVM or find io.tadpole.J4P", ErrPlatform)
-		p.mu.Lock()
-		p.broken = attachErr
-		p.mu.Unlock()
-	} else {
-		defer C.tpj_j4p_detach(w)
-	}
-	idle := time.NewTimer(platformIdle)
-	defer idle.Stop()
-	for {
-		p.mu.Lock()
-		p.idle++
-		p.mu.Unlock()
-		select {
-		case c := <-p.jobs:
-			p.mu.Lock()
-			p.idle--
-			p.mu.Unlock()
-			if attachErr != nil {
-				c.err = attachErr
-			} else {
-				c.out, c.err = run(w, c.req)
-			}
-			close(c.done)
-			idle.Reset(platformIdle)
-		case <-idle.C:
-			p.mu.Lock()
-			p.idle--
-			p.workers--
-			p.mu.Unlock()
-			return
-		}
-	}
-}
-
-// run makes one JNI crossing on the worker's attached thread.
-func run(w unsafe.Pointer, req []byte) (any, error) {
-	var n C.size_t
-	out := C.tpj_j4p_call(w, unsafe.Pointer(&req[0]), C.size_t(len(req)), &n)
-	if out == nil {
-		return nil, fmt.Errorf("%w: the call failed in the JVM", ErrPlatform)
-	}
-	defer C.free(out)
-	if n > j4pwire.MaxBytes {
-		return nil, fmt.Errorf("%w: answer of %d bytes", j4pwire.ErrMalformed, n)
-	}
-	return j4pwire.DecodeAnswer(unsafe.Slice((*byte)(out), int(n)))
 }
 
 // jmxError is a Java exception as the j4p handler reports it: status and

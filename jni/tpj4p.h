@@ -8,21 +8,25 @@
 
 #include <stddef.h>
 
-/* tpj_j4p_available reports whether the process runs a JVM. */
-int tpj_j4p_available(void);
+/* A request for io.tadpole.J4P.call, allocated in C by the Go side. A
+ * worker fills out (malloc'd, outlen bytes) or sets failed, then writes
+ * the job's address to the completion pipe. */
+struct tpj_j4p_job {
+	void *req;
+	size_t n;
+	void *out;
+	size_t outlen;
+	int failed;
+	struct tpj_j4p_job *next;
+};
 
-/* tpj_j4p_attach attaches the calling thread to the JVM as a daemon thread
- * named name and finds io.tadpole.J4P. It returns the worker state, or
- * NULL (not attached). */
-void *tpj_j4p_attach(const char *name);
+/* tpj_j4p_init sets the completion pipe's write end (a blocking fd). It
+ * returns 0, or -1 when the process runs no JVM. */
+int tpj_j4p_init(int fd);
 
-/* tpj_j4p_detach releases the worker state and detaches the calling thread
- * (the one that attached it). */
-void tpj_j4p_detach(void *worker);
-
-/* tpj_j4p_call passes the n bytes of req to J4P.call and returns its answer
- * (malloc'd, *outlen bytes; the caller frees it), or NULL when the call
- * failed in the JVM. */
-void *tpj_j4p_call(void *worker, const void *req, size_t n, size_t *outlen);
+/* tpj_j4p_submit queues a job for the workers, starting one if none is
+ * idle and fewer than 4 run. It returns 0, or -1 when no worker can serve
+ * it (no JVM, no helper class, no thread): the job is then not queued. */
+int tpj_j4p_submit(struct tpj_j4p_job *j);
 
 #endif /* TADPOLE_JNI_TPJ4P_H */
