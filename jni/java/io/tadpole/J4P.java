@@ -124,14 +124,25 @@ final class J4P {
 			}
 		} catch (Throwable t) {
 			o.len = 0;
-			o.seen.clear();
+			o.seen = null;
 			error(o, t);
 		}
 		return o.bytes();
 	}
 
+	/* Names parsed recently (a client reads the same few again and again). */
+	private static final java.util.concurrent.ConcurrentHashMap<String, ObjectName> NAMES = new java.util.concurrent.ConcurrentHashMap<String, ObjectName>();
+
 	private static ObjectName name(String s) throws MalformedObjectNameException {
-		return ObjectName.getInstance(s);
+		ObjectName n = NAMES.get(s);
+		if (n == null) {
+			n = ObjectName.getInstance(s);
+			if (NAMES.size() >= 1024) {
+				NAMES.clear();
+			}
+			NAMES.put(s, n);
+		}
+		return n;
 	}
 
 	private static void get(J4P o) throws Exception {
@@ -482,7 +493,9 @@ final class J4P {
 	}
 
 	/* Conversion state: values are written as Jolokia serializes them. */
-	private final IdentityHashMap<Object, Boolean> seen = new IdentityHashMap<Object, Boolean>();
+	/* Containers being written that can hold themselves (beans,
+	 * collections, maps, object arrays), made on first need. */
+	private IdentityHashMap<Object, Boolean> seen;
 	private int objects;
 
 	void value(Object v, int depth) throws Exception {
@@ -521,10 +534,16 @@ final class J4P {
 		} else if (depth >= MAX_DEPTH || ++objects > MAX_OBJECTS) {
 			string(depth >= MAX_DEPTH ? "[Depth limit " + v.getClass().getName() + "]"
 					: "[Object limit exceeded]");
-		} else if (seen.containsKey(v)) {
+		} else if (v instanceof CompositeData || v instanceof TabularData
+				|| v.getClass().isArray() && v.getClass().getComponentType().isPrimitive()) {
+			container(v, depth); // open data and primitive arrays cannot hold themselves
+		} else if (seen != null && seen.containsKey(v)) {
 			string("[Reference " + v.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(v))
 					+ "]");
 		} else {
+			if (seen == null) {
+				seen = new IdentityHashMap<Object, Boolean>();
+			}
 			seen.put(v, Boolean.TRUE);
 			try {
 				container(v, depth);
