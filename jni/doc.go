@@ -122,6 +122,17 @@
 // source may be explicit; empty with lttng_source=off), getMillis, the
 // level and getThreadID. lttng-ust applies the sessions' filters.
 //
+// # Management endpoint
+//
+// With j4p= the endpoint (agent.StartManagement) also serves the JVM's
+// platform MBean server: j4p.go plugs an MBean server into it
+// (agent.SetPlatformMBeans) whose operations each make one call of the
+// embedded io.tadpole.J4P (java/, defined with the other helpers), request
+// and answer encoded by package j4pwire. The calls run on C threads of
+// j4p.c attached to the JVM as daemon threads "tadpole-j4p-<n>" (at most
+// 4, detached after 30 s idle); finished calls return through a pipe the
+// Go runtime polls. See docs/management.md.
+//
 // # Signals and panics
 //
 // Go forwards faults that do not come from Go code to the JVM's saved
