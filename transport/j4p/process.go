@@ -53,6 +53,13 @@ func (h *Handler) readAllowed(n ObjectName, attr string) bool {
 
 func (h *Handler) read(r *Request) (any, error) {
 	w := h.limits(r.Params)
+	if !r.MultiAttr && len(r.Attributes) == 1 && r.Attributes[0] == "*" {
+		// "*" is every attribute: jolokia.js reads all attributes with
+		// GET <mbean>/*.
+		all := *r
+		all.Attributes = nil
+		r = &all
+	}
 	if r.Name.IsPattern() {
 		names := h.mbs.Query(r.Name)
 		if len(names) == 0 {
