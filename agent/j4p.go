@@ -192,7 +192,11 @@ func (m *mbeanServer) Query(p j4p.ObjectName) []j4p.ObjectName {
 	}
 	out = append(out, m.host.Query(p)...)
 	if pl := platformMBeans.Load(); pl != nil {
-		out = append(out, pl.Query(p)...)
+		for _, n := range pl.Query(p) {
+			if n.Domain != J4PDomain && !m.host.Has(n) { // those are served by the others
+				out = append(out, n)
+			}
+		}
 	}
 	return out
 }
