@@ -58,4 +58,3 @@ func TestManagementPlatformBeans(t *testing.T) {
 		t.Errorf("read after SetPlatformMBeans(nil): %v; want 404", r)
 	}
 }
-
