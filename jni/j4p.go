@@ -34,8 +34,9 @@ import (
 // platformTimeout: an MBean that never returns holds one worker, never
 // the endpoint or the host.
 
-// platformTimeout bounds a request's wait for the JVM.
-const platformTimeout = 10 * time.Second
+// platformTimeout bounds a request's wait for the JVM: well within the
+// endpoint's 10 s to write its answer.
+const platformTimeout = 5 * time.Second
 
 // ErrPlatform reports the JVM's MBeans unreachable: no JVM, the helper
 // class missing, or no answer in time.

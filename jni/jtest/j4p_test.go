@@ -199,6 +199,11 @@ func startJ4P(t testing.TB, o j4pOptions) *j4pJVM {
 			cmd.Process.Kill()
 			<-done
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		if s := j.stderr.String(); o.checkJNI && strings.Contains(s, "in native method") {
+			t.Errorf("-Xcheck:jni reports:\n%s", s)
+		}
 	})
 	stderr := func() string {
 		mu.Lock()
@@ -425,6 +430,51 @@ func TestJ4PPlatform(t *testing.T) {
 	if err != nil || len(bulk) != 3 || string(bulk[0].Value) != string(m["max"].(json.Number)) || string(bulk[1].Value) != `["app:type=Stats"]` ||
 		string(bulk[2].Value) != `["fresh","local"]` {
 		t.Errorf("bulk: %s %v", b, err)
+	}
+}
+
+// TestJ4PPlatformStuckMBean: an MBean operation that does not return for
+// longer than the endpoint waits (5 s) fails its request with a 500 error
+// in time, the other requests go on meanwhile, and the JVM still exits
+// when the application ends (the worker it holds is a daemon thread).
+func TestJ4PPlatformStuckMBean(t *testing.T) {
+	j := startJ4P(t, j4pOptions{})
+	done := make(chan *j4pResp, 1)
+	t0 := time.Now()
+	go func() {
+		r, err := j4pGet(j.Tadpole + "/exec/app:type=Shop,name=main/sleep/600000")
+		if err != nil {
+			r = &j4pResp{Error: err.Error()}
+		}
+		done <- r
+	}()
+	time.Sleep(500 * time.Millisecond)
+	for range 5 {
+		if v := mustGet(t, j.Tadpole+"/read/java.lang:type=Memory/HeapMemoryUsage/max").value(t, "read beside a stuck call"); v == nil {
+			t.Fatal("no value")
+		}
+	}
+	select {
+	case r := <-done:
+		if r.Status != 500 || !strings.Contains(r.Error, "no answer within") {
+			t.Errorf("stuck exec: %+v; want a 500 error", r)
+		}
+		if d := time.Since(t0); d > 20*time.Second {
+			t.Errorf("stuck exec answered after %v", d)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("stuck exec: no answer in 30 s")
+	}
+	j.stdin.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- j.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("J4PApp: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("the JVM did not exit with a worker stuck in an MBean")
 	}
 }
 

@@ -43,6 +43,8 @@ public final class J4PApp {
 		String echo(String s, int times);
 
 		void reset();
+
+		String sleep(long ms) throws InterruptedException;
 	}
 
 	public static final class Shop implements ShopMBean {
@@ -110,6 +112,11 @@ public final class J4PApp {
 
 		public void reset() {
 			count = 0;
+		}
+
+		public String sleep(long ms) throws InterruptedException {
+			Thread.sleep(ms);
+			return "slept";
 		}
 	}
 
