@@ -228,6 +228,25 @@ func (m *mbeanServer) GetAttribute(n j4p.ObjectName, attr string) (any, error) {
 	return m.other(n).GetAttribute(n, attr)
 }
 
+// GetAttributes implements j4p.MultiGetter: a JVM's MBeans are read in one
+// call.
+func (m *mbeanServer) GetAttributes(n j4p.ObjectName, names []string) ([]j4p.AttrValue, error) {
+	if b := m.bean(n); b != nil {
+		if names == nil {
+			for _, a := range b.Info().Attrs {
+				names = append(names, a.Name)
+			}
+		}
+		out := make([]j4p.AttrValue, len(names))
+		for i, a := range names {
+			v, err := b.Get(a)
+			out[i] = j4p.AttrValue{Name: a, Value: v, Err: err}
+		}
+		return out, nil
+	}
+	return j4p.GetAttributes(m.other(n), n, names)
+}
+
 func (m *mbeanServer) SetAttribute(n j4p.ObjectName, attr string, v any) error {
 	if b := m.bean(n); b != nil {
 		return b.Set(attr, v)
