@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -284,6 +285,42 @@ func (p *platform) GetAttribute(name j4p.ObjectName, attr string) (any, error) {
 	e.Str(name.String())
 	e.Str(attr)
 	return p.do(e)
+}
+
+// GetAttributes implements j4p.MultiGetter: several or all attributes in
+// one crossing; an attribute that fails carries its own error.
+func (p *platform) GetAttributes(name j4p.ObjectName, names []string) ([]j4p.AttrValue, error) {
+	e := j4pwire.NewEnc(j4pwire.OpGetAll)
+	e.Str(name.String())
+	e.Strs(names)
+	v, err := p.do(e)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: attributes answer is %T", j4pwire.ErrMalformed, v)
+	}
+	if names == nil {
+		names = make([]string, 0, len(m))
+		for k := range m {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+	}
+	out := make([]j4p.AttrValue, 0, len(names))
+	for _, a := range names {
+		val, ok := m[a]
+		if !ok {
+			continue
+		}
+		av := j4p.AttrValue{Name: a, Value: val}
+		if je, ok := val.(*j4pwire.JavaError); ok {
+			av.Value, av.Err = nil, asJ4P(je)
+		}
+		out = append(out, av)
+	}
+	return out, nil
 }
 
 // SetAttribute implements j4p.MBeanServer; J4P converts the value to the

@@ -19,9 +19,10 @@ const (
 	OpInvoke
 	OpQuery
 	OpInfo
+	OpGetAll
 )
 
-var opNames = [...]string{"", "get", "set", "invoke", "query", "info"}
+var opNames = [...]string{"", "get", "set", "invoke", "query", "info", "getall"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && o != 0 {
@@ -46,11 +47,15 @@ const (
 	TagNumber Tag = 'B' // BigInteger, BigDecimal: decimal text
 	TagError  Tag = 'E'
 	TagOK     Tag = 'K'
+	// TagAttrError is an attribute that could not be read, in an OpGetAll
+	// answer: a Kind byte, the exception class and message. It decodes as
+	// a *JavaError value.
+	TagAttrError Tag = 'X'
 )
 
 func (t Tag) String() string {
 	switch t {
-	case TagNull, TagTrue, TagFalse, TagLong, TagDouble, TagString, TagList, TagMap, TagNumber, TagError, TagOK:
+	case TagNull, TagTrue, TagFalse, TagLong, TagDouble, TagString, TagList, TagMap, TagNumber, TagError, TagOK, TagAttrError:
 		return string(rune(t))
 	}
 	return "UNKNOWN_TAG_" + strconv.Itoa(int(t))
@@ -154,6 +159,11 @@ func (e *Enc) value(v any, depth int) error {
 	case json.Number: // J4P converts its text to the declared type
 		e.tag(TagNumber)
 		e.str(x.String())
+	case *JavaError:
+		e.tag(TagAttrError)
+		e.b = append(e.b, byte(x.Kind))
+		e.str(x.Class)
+		e.str(x.Message)
 	case []any:
 		e.tag(TagList)
 		e.count(len(x))
@@ -265,6 +275,14 @@ func (d *dec) value(depth int) any {
 			return s // not a JSON number: its text
 		}
 		return json.Number(s)
+	case TagAttrError:
+		je := &JavaError{Kind: Kind(d.u8())}
+		je.Class = d.str()
+		je.Message = d.str()
+		if d.err != nil {
+			return nil
+		}
+		return je
 	case TagList:
 		n := d.count()
 		out := make([]any, 0, n)

@@ -61,11 +61,11 @@ import javax.management.openmbean.TabularType;
 
 final class J4P {
 	/* Operations (first byte of a request). */
-	static final int OP_GET = 1, OP_SET = 2, OP_INVOKE = 3, OP_QUERY = 4, OP_INFO = 5;
+	static final int OP_GET = 1, OP_SET = 2, OP_INVOKE = 3, OP_QUERY = 4, OP_INFO = 5, OP_GETALL = 6;
 
 	/* Value tags. */
 	static final byte T_NULL = 'N', T_TRUE = 'T', T_FALSE = 'F', T_LONG = 'I', T_DOUBLE = 'D', T_STRING = 'S',
-			T_LIST = 'L', T_MAP = 'M', T_NUMBER = 'B', T_ERROR = 'E', T_OK = 'K';
+			T_LIST = 'L', T_MAP = 'M', T_NUMBER = 'B', T_ERROR = 'E', T_OK = 'K', T_ATTR_ERROR = 'X';
 
 	/* Error kinds, as the Go side maps them to j4p's errors. */
 	static final int E_OTHER = 0, E_INSTANCE = 1, E_ATTRIBUTE = 2, E_OPERATION = 3, E_ARGUMENT = 4,
@@ -119,6 +119,9 @@ final class J4P {
 			case OP_INFO:
 				info(o);
 				break;
+			case OP_GETALL:
+				getAll(o);
+				break;
 			default:
 				throw new IllegalArgumentException("unknown operation " + op);
 			}
@@ -150,6 +153,46 @@ final class J4P {
 		String attr = o.str();
 		Object v = server().getAttribute(n, attr);
 		o.value(v, 0);
+	}
+
+	/* getAll reads several attributes (every readable one when none is
+	 * named): an object of name to value, or to T_ATTR_ERROR for an
+	 * attribute that failed. */
+	private static void getAll(J4P o) throws Exception {
+		ObjectName n = name(o.str());
+		int count = o.count();
+		String[] names = new String[count];
+		for (int i = 0; i < count; i++) {
+			names[i] = o.str();
+		}
+		MBeanServer s = server();
+		if (count == 0) {
+			ArrayList<String> all = new ArrayList<String>();
+			for (MBeanAttributeInfo a : s.getMBeanInfo(n).getAttributes()) {
+				if (a.isReadable()) {
+					all.add(a.getName());
+				}
+			}
+			names = all.toArray(new String[0]);
+		} else if (!s.isRegistered(n)) {
+			throw new InstanceNotFoundException(n.toString());
+		}
+		o.tag(T_MAP);
+		o.count(names.length);
+		for (String a : names) {
+			o.str(a);
+			int mark = o.len;
+			try {
+				o.value(s.getAttribute(n, a), 1);
+			} catch (InstanceNotFoundException e) {
+				throw e;
+			} catch (Throwable t) {
+				o.len = mark;
+				o.seen = null;
+				error(o, t);
+				o.b[mark] = T_ATTR_ERROR;
+			}
+		}
 	}
 
 	private static void set(J4P o) throws Exception {
