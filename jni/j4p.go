@@ -317,6 +317,11 @@ func (p *platform) GetAttributes(name j4p.ObjectName, names []string) ([]j4p.Att
 		av := j4p.AttrValue{Name: a, Value: val}
 		if je, ok := val.(*j4pwire.JavaError); ok {
 			av.Value, av.Err = nil, asJ4P(je)
+			if je.Kind == j4pwire.KindUnsupported {
+				// As Jolokia reads several attributes: an attribute the JVM
+				// does not support (Runtime's BootClassPath) is "Unsupported".
+				av.Value, av.Err = "Unsupported", nil
+			}
 		}
 		out = append(out, av)
 	}

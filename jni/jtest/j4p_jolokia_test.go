@@ -54,6 +54,8 @@ var sideBySide = []sbsCase{
 	{name: "read all attributes", get: "/read/java.lang:type=Memory", mode: cmpShape},
 	{name: "read pattern", get: "/read/java.lang:type=GarbageCollector,*/CollectionCount", mode: cmpShape},
 	{name: "read pattern all", get: "/read/java.lang:type=MemoryPool,*/Name"},
+	{name: "read unsupported", get: "/read/java.lang:type=Runtime/BootClassPath"},
+	{name: "read list with unsupported", get: "/read/java.lang:type=Runtime/BootClassPath,VmName"},
 	{name: "read list attributes", post: `{"type":"read","mbean":"java.lang:type=Runtime","attribute":["VmName","VmVendor"]}`},
 	{name: "read app standard MBean", get: "/read/app:type=Shop,name=main"},
 	{name: "read app map path", get: "/read/app:type=Shop,name=main/Stock/apples"},
