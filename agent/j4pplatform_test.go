@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/transport/j4p"
@@ -15,11 +16,11 @@ import (
 // wins for a name both hold.
 func TestManagementPlatformBeans(t *testing.T) {
 	platform := j4p.NewRegistry()
-	count := int64(0)
+	var count atomic.Int64 // read and written by the server's goroutines
 	bean := &j4p.StaticBean{
-		Attrs: []j4p.Attr{{Name: "Count", Type: "long", Get: func() (any, error) { return count, nil },
-			Set: func(v any) error { count = v.(int64); return nil }}},
-		Ops: []j4p.Op{{Name: "inc", Ret: "long", Call: func([]any) (any, error) { count++; return count, nil }}},
+		Attrs: []j4p.Attr{{Name: "Count", Type: "long", Get: func() (any, error) { return count.Load(), nil },
+			Set: func(v any) error { count.Store(v.(int64)); return nil }}},
+		Ops: []j4p.Op{{Name: "inc", Ret: "long", Call: func([]any) (any, error) { return count.Add(1), nil }}},
 	}
 	if err := platform.Register(mustName(t, "java.lang:type=Counter"), bean); err != nil {
 		t.Fatal(err)
