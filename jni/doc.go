@@ -130,8 +130,8 @@
 // embedded io.tadpole.J4P (java/, defined with the other helpers), request
 // and answer encoded by package j4pwire. The calls run on C threads of
 // j4p.c attached to the JVM as daemon threads "tadpole-j4p-<n>" (at most
-// 4, detached after 30 s idle); finished calls return through a pipe the
-// Go runtime polls. See docs/management.md.
+// 4, detached after 30 s idle, left out of the trace); finished calls
+// return through a pipe the Go runtime polls. See docs/management.md.
 //
 // # Signals and panics
 //

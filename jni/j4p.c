@@ -158,7 +158,13 @@ static void tpj_j4p_fail_queued(void) {
 	}
 }
 
+/* Set on the endpoint's worker threads before they attach. */
+static __thread int tpj_j4p_self;
+
+int tpj_j4p_own_thread(void) { return tpj_j4p_self; }
+
 static void *tpj_j4p_worker(void *arg) {
+	tpj_j4p_self = 1;
 	char name[32];
 	snprintf(name, sizeof name, "tadpole-j4p-%d", (int)(intptr_t)arg);
 	JavaVM *vm = tpj_j4p_vm();

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tp.h"
+#include "tpj4p.h"
 #include "tpjc.h"
 #include "_cgo_export.h"
 
@@ -332,6 +333,8 @@ static void JNICALL tpj_thread_start(jvmtiEnv *jvmti, JNIEnv *env, jthread threa
 	jobject own = atomic_load(&tpj_own_thread);
 	if (own != NULL && (*env)->IsSameObject(env, thread, own))
 		return; /* the agent's own JUL thread is not part of the application's trace */
+	if (tpj_j4p_own_thread())
+		return; /* nor are the management endpoint's workers (j4p.c) */
 	tpj_bind_thread(jvmti, env, thread);
 }
 

@@ -29,4 +29,8 @@ int tpj_j4p_init(int fd);
  * it (no JVM, no helper class, no thread): the job is then not queued. */
 int tpj_j4p_submit(struct tpj_j4p_job *j);
 
+/* tpj_j4p_own_thread reports whether the calling thread is one of the
+ * endpoint's workers: the trace leaves them out (jvmti.c, ThreadStart). */
+int tpj_j4p_own_thread(void);
+
 #endif /* TADPOLE_JNI_TPJ4P_H */
