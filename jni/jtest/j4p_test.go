@@ -392,6 +392,24 @@ func TestJ4PPlatform(t *testing.T) {
 		t.Errorf("Origin/y after write = %v; want 8", v)
 	}
 
+	// The calls run on the endpoint's own daemon threads: an exec that
+	// returns an array of CompositeData (ThreadInfo[]) lists them.
+	threads := mustGet(t, base+"/exec/java.lang:type=Threading/dumpAllThreads/false/false").value(t, "dumpAllThreads")
+	found := false
+	ts, _ := threads.([]any)
+	for _, ti := range ts {
+		m, _ := ti.(map[string]any)
+		if name, _ := m["threadName"].(string); strings.HasPrefix(name, "tadpole-j4p-") {
+			found = true
+			if m["daemon"] != true {
+				t.Errorf("%s is not a daemon thread: %v", name, m)
+			}
+		}
+	}
+	if len(ts) == 0 || !found {
+		t.Errorf("dumpAllThreads: no tadpole-j4p-<n> thread among %d", len(ts))
+	}
+
 	// search, list, errors, tadpole's beans
 	names := mustGet(t, base+"/search/java.lang:type=Memory,*").value(t, "search")
 	if ns, _ := names.([]any); len(ns) != 1 || ns[0] != "java.lang:type=Memory" {
