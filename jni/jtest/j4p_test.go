@@ -122,7 +122,7 @@ func startJ4P(t testing.TB, o j4pOptions) *j4pJVM {
 	}
 	classes, agentJar := buildJ4P(t, e)
 	addr := testpeers.FreeAddr(t)
-	args := []string{"-XX:+UseSerialGC", "-agentpath:" + e.Lib}
+	args := []string{"-XX:+UseSerialGC", "-Duser.timezone=UTC", "-agentpath:" + e.Lib}
 	if o.checkJNI {
 		args = append([]string{"-Xcheck:jni"}, args...)
 	}
@@ -352,7 +352,7 @@ func TestJ4PPlatform(t *testing.T) {
 		t.Errorf("Stats/Counters/hits = %v; want 40", v)
 	}
 	shop := mustGet(t, base+"/read/app:type=Shop,name=main").value(t, "all attributes")
-	want := `map[Count:3 Name:main Owner:map[objectName:app:name=bob,type=Owner] Prices:[3 5 8] Ratio:0.25 Stock:map[apples:7 pears:2] Tags:[fresh local]]`
+	want := `map[Count:3 Name:main Opened:2023-11-14T22:13:20Z Owner:map[objectName:app:name=bob,type=Owner] Prices:[3 5 8] Ratio:0.25 Stock:map[apples:7 pears:2] Tags:[fresh local]]`
 	if fmt.Sprint(shop) != want {
 		t.Errorf("Shop = %v; want %s", shop, want)
 	}

@@ -45,6 +45,8 @@ public final class J4PApp {
 		void reset();
 
 		String sleep(long ms) throws InterruptedException;
+
+		java.util.Date getOpened();
 	}
 
 	public static final class Shop implements ShopMBean {
@@ -112,6 +114,10 @@ public final class J4PApp {
 
 		public void reset() {
 			count = 0;
+		}
+
+		public java.util.Date getOpened() {
+			return new java.util.Date(1700000000000L);
 		}
 
 		public String sleep(long ms) throws InterruptedException {

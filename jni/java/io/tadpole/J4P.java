@@ -155,6 +155,12 @@ final class J4P {
 		o.value(v, 0);
 	}
 
+	/* iso8601 writes a date as Jolokia does: yyyy-MM-ddTHH:mm:ss and the
+	 * JVM's time zone offset (+hh:mm, Z for UTC). */
+	static String iso8601(Date d) {
+		return new java.text.SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ssXXX").format(d);
+	}
+
 	/* getAll reads several attributes (every readable one when none is
 	 * named): an object of name to value, or to T_ATTR_ERROR for an
 	 * attribute that failed. */
@@ -425,7 +431,10 @@ final class J4P {
 		} else if ("java.math.BigInteger".equals(type)) {
 			return new BigInteger(String.valueOf(v));
 		} else if ("java.util.Date".equals(type)) {
-			return new Date(num(v).longValue());
+			if (s != null && s.indexOf('T') > 0) {
+				return new java.text.SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ssXXX").parse(s.trim());
+			}
+			return new Date(s != null ? Long.parseLong(s.trim()) : num(v).longValue());
 		} else if ("java.lang.Object".equals(type)) {
 			return v;
 		}
@@ -633,8 +642,7 @@ final class J4P {
 				value(me.getValue(), depth + 1);
 			}
 		} else if (v instanceof Date) {
-			tag(T_LONG);
-			i64(((Date) v).getTime());
+			string(iso8601((Date) v));
 		} else {
 			bean(v, depth);
 		}
