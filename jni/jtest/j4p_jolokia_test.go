@@ -58,6 +58,8 @@ var sideBySide = []sbsCase{
 	{name: "read list with unsupported", get: "/read/java.lang:type=Runtime/BootClassPath,VmName"},
 	{name: "read list attributes", post: `{"type":"read","mbean":"java.lang:type=Runtime","attribute":["VmName","VmVendor"]}`},
 	{name: "read app standard MBean", get: "/read/app:type=Shop,name=main"},
+	{name: "read TabularData with two index keys", get: "/read/app:type=Shop,name=main/Table"},
+	{name: "read TabularData path", get: "/read/app:type=Shop,name=main/Table/north/apples/qty"},
 	{name: "read Date", get: "/read/app:type=Shop,name=main/Opened"},
 	{name: "read app map path", get: "/read/app:type=Shop,name=main/Stock/apples"},
 	{name: "read app MXBean", get: "/read/app:type=Stats"},

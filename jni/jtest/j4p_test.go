@@ -352,7 +352,9 @@ func TestJ4PPlatform(t *testing.T) {
 		t.Errorf("Stats/Counters/hits = %v; want 40", v)
 	}
 	shop := mustGet(t, base+"/read/app:type=Shop,name=main").value(t, "all attributes")
-	want := `map[Count:3 Name:main Opened:2023-11-14T22:13:20Z Owner:map[objectName:app:name=bob,type=Owner] Prices:[3 5 8] Ratio:0.25 Stock:map[apples:7 pears:2] Tags:[fresh local]]`
+	want := `map[Count:3 Name:main Opened:2023-11-14T22:13:20Z Owner:map[objectName:app:name=bob,type=Owner] Prices:[3 5 8] Ratio:0.25 Stock:map[apples:7 pears:2] ` +
+		`Table:map[north:map[apples:map[item:apples qty:4 region:north] pears:map[item:pears qty:1 region:north]] south:map[apples:map[item:apples qty:9 region:south]]] ` +
+		`Tags:[fresh local]]`
 	if fmt.Sprint(shop) != want {
 		t.Errorf("Shop = %v; want %s", shop, want)
 	}

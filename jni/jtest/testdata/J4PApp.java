@@ -47,6 +47,8 @@ public final class J4PApp {
 		String sleep(long ms) throws InterruptedException;
 
 		java.util.Date getOpened();
+
+		javax.management.openmbean.TabularData getTable();
 	}
 
 	public static final class Shop implements ShopMBean {
@@ -114,6 +116,26 @@ public final class J4PApp {
 
 		public void reset() {
 			count = 0;
+		}
+
+		/* Rows indexed by two keys: Jolokia nests them by region, then item. */
+		public javax.management.openmbean.TabularData getTable() {
+			try {
+				javax.management.openmbean.CompositeType row = new javax.management.openmbean.CompositeType("Row", "a row",
+						new String[] {"region", "item", "qty"}, new String[] {"region", "item", "quantity"},
+						new javax.management.openmbean.OpenType<?>[] {javax.management.openmbean.SimpleType.STRING,
+								javax.management.openmbean.SimpleType.STRING, javax.management.openmbean.SimpleType.INTEGER});
+				javax.management.openmbean.TabularDataSupport t = new javax.management.openmbean.TabularDataSupport(
+						new javax.management.openmbean.TabularType("Table", "stock by region", row, new String[] {"region", "item"}));
+				String[][] rows = {{"north", "apples", "4"}, {"north", "pears", "1"}, {"south", "apples", "9"}};
+				for (String[] r : rows) {
+					t.put(new javax.management.openmbean.CompositeDataSupport(row, new String[] {"region", "item", "qty"},
+							new Object[] {r[0], r[1], Integer.valueOf(r[2])}));
+				}
+				return t;
+			} catch (javax.management.openmbean.OpenDataException e) {
+				throw new IllegalStateException(e);
+			}
 		}
 
 		public java.util.Date getOpened() {
