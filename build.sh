@@ -30,6 +30,7 @@ USAGE
 # peer: command → Debian package
 PEER_CMDS="lttng:lttng-tools lttng-sessiond:lttng-tools lttng-relayd:lttng-tools babeltrace2:babeltrace2 lttng-gen-tp:liblttng-ust-dev java:openjdk-17-jdk-headless javac:openjdk-17-jdk-headless gcc:gcc g++:g++ make:make nm:binutils pkg-config:pkg-config jimage:openjdk-17-jdk-headless node:nodejs npm:npm chromium:chromium"
 PEER_FILES="/usr/share/java/lttng-ust-agent-jul.jar:liblttng-ust-agent-java /usr/share/java/asm-9.4.jar:libasm-java /usr/share/java/asm-commons-9.4.jar:libasm-java /usr/share/java/asm-util-9.4.jar:libasm-java"
+PEER_FILES="$PEER_FILES /usr/share/java/jolokia-core.jar:libjolokia-core-java /usr/share/java/json-simple.jar:libjson-simple-java"
 
 missing_peers() {
 	local p c f pkgs=""

@@ -190,7 +190,15 @@ func (m *mbeanServer) Query(p j4p.ObjectName) []j4p.ObjectName {
 			out = append(out, n)
 		}
 	}
-	return append(out, m.host.Query(p)...)
+	out = append(out, m.host.Query(p)...)
+	if pl := platformMBeans.Load(); pl != nil {
+		for _, n := range pl.Query(p) {
+			if n.Domain != J4PDomain && !m.host.Has(n) { // those are served by the others
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 func (m *mbeanServer) bean(n j4p.ObjectName) j4p.Bean {
@@ -210,28 +218,77 @@ func (m *mbeanServer) Info(n j4p.ObjectName) (*j4p.MBeanInfo, error) {
 	if b := m.bean(n); b != nil {
 		return b.Info(), nil
 	}
-	return m.host.Info(n)
+	return m.other(n).Info(n)
 }
 
 func (m *mbeanServer) GetAttribute(n j4p.ObjectName, attr string) (any, error) {
 	if b := m.bean(n); b != nil {
 		return b.Get(attr)
 	}
-	return m.host.GetAttribute(n, attr)
+	return m.other(n).GetAttribute(n, attr)
+}
+
+// GetAttributes implements j4p.MultiGetter: a JVM's MBeans are read in one
+// call.
+func (m *mbeanServer) GetAttributes(n j4p.ObjectName, names []string) ([]j4p.AttrValue, error) {
+	if b := m.bean(n); b != nil {
+		if names == nil {
+			for _, a := range b.Info().Attrs {
+				names = append(names, a.Name)
+			}
+		}
+		out := make([]j4p.AttrValue, len(names))
+		for i, a := range names {
+			v, err := b.Get(a)
+			out[i] = j4p.AttrValue{Name: a, Value: v, Err: err}
+		}
+		return out, nil
+	}
+	return j4p.GetAttributes(m.other(n), n, names)
 }
 
 func (m *mbeanServer) SetAttribute(n j4p.ObjectName, attr string, v any) error {
 	if b := m.bean(n); b != nil {
 		return b.Set(attr, v)
 	}
-	return m.host.SetAttribute(n, attr, v)
+	return m.other(n).SetAttribute(n, attr, v)
 }
 
 func (m *mbeanServer) Invoke(n j4p.ObjectName, op string, sig []string, args []any) (any, error) {
 	if b := m.bean(n); b != nil {
 		return b.Invoke(op, sig, args)
 	}
-	return m.host.Invoke(n, op, sig, args)
+	return m.other(n).Invoke(n, op, sig, args)
+}
+
+// platformMBeans is the host runtime's own MBean server (a JVM's platform
+// MBeans, package jni), asked for every MBean that is neither tadpole's nor
+// in the host registry.
+var platformMBeans atomic.Pointer[platformBox]
+
+type platformBox struct{ j4p.MBeanServer }
+
+// SetPlatformMBeans plugs the host runtime's MBean server into the
+// management endpoint, running or not; nil removes it. Its names are
+// searched and listed after tadpole's and the host registry's.
+func SetPlatformMBeans(s j4p.MBeanServer) {
+	if s == nil {
+		platformMBeans.Store(nil)
+		return
+	}
+	platformMBeans.Store(&platformBox{s})
+}
+
+// other is the server holding n when it is not tadpole's: the host
+// registry, or else the platform's.
+func (m *mbeanServer) other(n j4p.ObjectName) j4p.MBeanServer {
+	if m.host.Has(n) {
+		return m.host
+	}
+	if p := platformMBeans.Load(); p != nil {
+		return p.MBeanServer
+	}
+	return m.host
 }
 
 // sessionGauge reads a value of the active session, or zero without one.

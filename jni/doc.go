@@ -150,6 +150,17 @@
 // and retransforms the loaded classes when HQ's class filters change;
 // Agent_OnAttach retransforms them before it returns.
 //
+// # Management endpoint
+//
+// With j4p= the endpoint (agent.StartManagement) also serves the JVM's
+// platform MBean server: j4p.go plugs an MBean server into it
+// (agent.SetPlatformMBeans) whose operations each make one call of the
+// embedded io.tadpole.J4P (java/, defined with the other helpers), request
+// and answer encoded by package j4pwire. The calls run on C threads of
+// j4p.c attached to the JVM as daemon threads "tadpole-j4p-<n>" (at most
+// 4, detached after 30 s idle, left out of the trace); finished calls
+// return through a pipe the Go runtime polls. See docs/management.md.
+//
 // # Signals and panics
 //
 // Go forwards faults that do not come from Go code to the JVM's saved

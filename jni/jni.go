@@ -30,7 +30,9 @@ var classes embed.FS
 // classOrder is the definition order: a class before the classes that
 // name it in their constant pool is not needed by DefineClass (it resolves
 // lazily), but superclasses must come first; all three extend JDK classes.
-var classOrder = [...]string{"io/tadpole/Tadpole", "io/tadpole/JulHandler", "io/tadpole/JulSync"}
+var classOrder = [...]string{"io/tadpole/Tadpole", "io/tadpole/JulHandler", "io/tadpole/JulSync",
+	"io/tadpole/J4P", // the management endpoint's JVM MBeans (j4p.go)
+}
 
 // loaded holds the C copies of the classes, kept for the process's life.
 var loaded bool
@@ -56,6 +58,7 @@ func tpjGoLoad() (n C.int) {
 		C.tpj_add_class(cname, cb, C.size_t(len(b)))
 	}
 	loaded = true
+	registerPlatform() // j4p.go
 	return C.int(len(classOrder))
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tp.h"
+#include "tpj4p.h"
 #include "tpjc.h"
 #include "tpjp.h" /* method tracing (probe.c) */
 #include "_cgo_export.h"
@@ -337,6 +338,8 @@ static void JNICALL tpj_thread_start(jvmtiEnv *jvmti, JNIEnv *env, jthread threa
 		return; /* the agent's own JUL thread is not part of the application's trace */
 	if (tpj_probe_own(env, thread))
 		return; /* nor is the probes' tick thread */
+	if (tpj_j4p_own_thread())
+		return; /* nor are the management endpoint's workers (j4p.c) */
 	tpj_bind_thread(jvmti, env, thread);
 }
 

@@ -36,7 +36,8 @@
 // version.
 //
 //	read    <mbean>[/<attribute>[/<inner path>…]]   attribute may be a
-//	                                                comma list (\, escapes)
+//	                                                comma list (\, escapes);
+//	                                                "*" or none: all
 //	write   <mbean>/<attribute>/<value>[/<inner path>…]   "[null]" is null
 //	exec    <mbean>/<operation>[/<arg>…]            operation may carry a
 //	                                                signature "op(int,long)"

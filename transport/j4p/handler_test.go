@@ -76,6 +76,7 @@ func TestHandlerJolokia2(t *testing.T) {
 		{name: "read maxObjects", target: ex + "read/test:type=Calc,name=a/Deep?maxObjects=2", httpCode: 200, status: 200, value: `{"a":{"b":"[Object limit exceeded]"}}`},
 		{name: "read multi", target: ex + "read/java.lang:type=Memory/Verbose,ObjectPendingFinalizationCount", httpCode: 200, status: 200, value: `{"ObjectPendingFinalizationCount":0,"Verbose":false}`},
 		{name: "read all", target: ex + "read/test:type=Calc,name=b", httpCode: 200, status: 200, value: `{"Counter":7}`},
+		{name: "read all as *", target: ex + "read/test:type=Calc,name=b/*", httpCode: 200, status: 200, value: `{"Counter":7}`},
 		{name: "read pattern", target: ex + "read/test:type=Calc,*/Counter", httpCode: 200, status: 200, value: `{"test:type=Calc,name=a":{"Counter":0},"test:type=Calc,name=b":{"Counter":7}}`},
 		{name: "read pattern canonical", target: ex + "read/test:type=Calc,*/Counter?canonicalNaming=true", httpCode: 200, status: 200, value: `{"test:name=a,type=Calc":{"Counter":0},"test:name=b,type=Calc":{"Counter":7}}`},
 		{name: "read no mbean", target: ex + "read/java.lang:type=Nope/X", httpCode: 200, status: 404, errType: "javax.management.InstanceNotFoundException"},

@@ -29,6 +29,47 @@ type MBeanServer interface {
 	Invoke(name ObjectName, op string, signature []string, args []any) (any, error)
 }
 
+// AttrValue is one attribute read by GetAttributes: its value, or why it
+// could not be read.
+type AttrValue struct {
+	Name  string
+	Value any
+	Err   error
+}
+
+// MultiGetter is an MBeanServer that reads several attributes of one MBean
+// in one call (a JVM's, across JNI once); the handler uses it for reads of
+// several or all attributes. names nil means every readable attribute.
+// The error is for the MBean as a whole (ErrInstanceNotFound); an
+// attribute's own failure is its AttrValue.Err.
+type MultiGetter interface {
+	GetAttributes(name ObjectName, names []string) ([]AttrValue, error)
+}
+
+// GetAttributes reads several attributes of one MBean of s (every one
+// Info lists when names is nil): in one call when s is a MultiGetter, else
+// one GetAttribute each.
+func GetAttributes(s MBeanServer, name ObjectName, names []string) ([]AttrValue, error) {
+	if mg, ok := s.(MultiGetter); ok {
+		return mg.GetAttributes(name, names)
+	}
+	if names == nil {
+		info, err := s.Info(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range info.Attrs {
+			names = append(names, a.Name)
+		}
+	}
+	out := make([]AttrValue, len(names))
+	for i, a := range names {
+		v, err := s.GetAttribute(name, a)
+		out[i] = AttrValue{Name: a, Value: v, Err: err}
+	}
+	return out, nil
+}
+
 // MBeanInfo describes an MBean as list shows it.
 type MBeanInfo struct {
 	Class string // the implementation's class (Java) or type name
@@ -196,6 +237,14 @@ func (r *Registry) Unregister(name ObjectName) {
 		i, _ := slices.BinarySearch(r.order, c)
 		r.order = slices.Delete(r.order, i, i+1)
 	}
+}
+
+// Has reports whether a bean is registered under name.
+func (r *Registry) Has(name ObjectName) bool {
+	r.mu.RLock()
+	_, ok := r.beans[name.Canonical()]
+	r.mu.RUnlock()
+	return ok
 }
 
 func (r *Registry) bean(name ObjectName) (Bean, error) {

@@ -53,6 +53,13 @@ func (h *Handler) readAllowed(n ObjectName, attr string) bool {
 
 func (h *Handler) read(r *Request) (any, error) {
 	w := h.limits(r.Params)
+	if !r.MultiAttr && len(r.Attributes) == 1 && r.Attributes[0] == "*" {
+		// "*" is every attribute: jolokia.js reads all attributes with
+		// GET <mbean>/*.
+		all := *r
+		all.Attributes = nil
+		r = &all
+	}
 	if r.Name.IsPattern() {
 		names := h.mbs.Query(r.Name)
 		if len(names) == 0 {
@@ -92,29 +99,34 @@ func (h *Handler) read(r *Request) (any, error) {
 }
 
 // readAttrs reads the request's attributes (all readable ones when none
-// are named) of one MBean into a map. In a pattern read, attributes an
-// MBean lacks or the policy denies are left out.
+// are named) of one MBean into a map, in one call of the MBean server when
+// it is a MultiGetter. In a pattern read, attributes an MBean lacks or the
+// policy denies are left out.
 func (h *Handler) readAttrs(n ObjectName, r *Request, w *walk, pattern bool) (map[string]any, error) {
-	attrs := r.Attributes
-	all := len(attrs) == 0
-	if all {
-		info, err := h.mbs.Info(n)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range info.Attrs {
-			attrs = append(attrs, a.Name)
-		}
-	}
-	out := make(map[string]any, len(attrs))
-	for _, a := range attrs {
+	all := len(r.Attributes) == 0
+	var ask []string
+	for _, a := range r.Attributes {
 		if !h.readAllowed(n, a) {
-			if all || pattern {
+			if pattern {
 				continue
 			}
 			return nil, errorf(ErrAccessDenied, "reading %s of %s not allowed by policy", a, n)
 		}
-		v, err := h.mbs.GetAttribute(n, a)
+		ask = append(ask, a)
+	}
+	out := map[string]any{}
+	if !all && len(ask) == 0 {
+		return out, nil
+	}
+	vals, err := GetAttributes(h.mbs, n, ask)
+	if err != nil {
+		return nil, err
+	}
+	for _, av := range vals {
+		if all && !h.readAllowed(n, av.Name) {
+			continue
+		}
+		v, err := av.Value, av.Err
 		if err == nil {
 			v, err = navigate(v, r.Path)
 		}
@@ -123,12 +135,12 @@ func (h *Handler) readAttrs(n ObjectName, r *Request, w *walk, pattern bool) (ma
 				continue
 			}
 			if r.Params.IgnoreErrors || all {
-				out[a] = "ERROR: " + err.Error()
+				out[av.Name] = "ERROR: " + err.Error()
 				continue
 			}
 			return nil, err
 		}
-		out[a] = w.jsonValue(v, 1)
+		out[av.Name] = w.jsonValue(v, 1)
 	}
 	return out, nil
 }
