@@ -162,25 +162,39 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	if err != nil || n == 0 {
 		return 0, err
 	}
+	return submitBatch(thread, b, nil, n), nil
+}
+
+// submitBatch publishes the checked batch b of n records. cp, when not
+// nil, is a batchPool buffer holding b, handed over (no copy is made).
+func submitBatch(thread uint64, b []byte, cp *[]byte, n int) int {
+	drop := func() int {
+		if cp != nil {
+			batchPool.Put(cp)
+		}
+		return 0
+	}
 	s := active.Load()
 	if s == nil {
-		return 0, nil
+		return drop()
 	}
 	if s.mode.Load() != modeTracing && !s.gate() {
-		return 0, nil
+		return drop()
 	}
 	if !s.batchRoom.wait(s, int64(len(b))) {
-		return 0, nil
+		return drop()
 	}
-	cp := batchPool.Get().(*[]byte)
-	*cp = append((*cp)[:0], b...)
+	if cp == nil {
+		cp = batchPool.Get().(*[]byte)
+		*cp = append((*cp)[:0], b...)
+	}
 	pending := s.batchBytes.Add(int64(len(b)))
 	key := hostThreadBit | thread
 	l, i, sl, ok := s.lanes.claim(key)
 	if !ok {
 		s.batchBytes.Add(-int64(len(b)))
 		batchPool.Put(cp)
-		return 0, nil
+		return 0
 	}
 	sl.data = eventData(0, s.clock.Load())
 	l.texts[i&s.lanes.mask].batch = cp
@@ -188,7 +202,7 @@ func SubmitBatch(thread uint64, b []byte) (int, error) {
 	if pending >= batchWake {
 		s.lanes.nudge()
 	}
-	return n, nil
+	return n
 }
 
 // batchRoom is where hosts wait for the drain to take queued batches.
@@ -262,6 +276,10 @@ func (d *drain) batch(thread uint64, t *text) {
 	var rt text
 	ev.thread = thread
 	for off := 0; off < len(b); {
+		if next := d.batchRun(b, off, thread); next != off { // runs of entries and exits (jvmdrain.go)
+			off = next
+			continue
+		}
 		r := b[off:]
 		ev.thrown = r[1]&BatchFlagThrown != 0
 		ev.line = binary.LittleEndian.Uint16(r[2:])

@@ -56,6 +56,7 @@ type core struct {
 	st   stats
 	rep  Report
 	disc discipline
+	call calls // self time per method, bubble paths (calls.go)
 
 	// control connection
 	ctlBuf    []byte // bytes of an incomplete control message
@@ -380,6 +381,7 @@ func (c *core) emit(s *slab, raw []byte) {
 	}
 	c.st.event(m, s, c.firstUnmapped)
 	c.disc.event(m, &c.rep)
+	c.call.event(m)
 	for _, p := range c.procs {
 		p.Message(m)
 	}
@@ -412,6 +414,7 @@ func (c *core) finish() *Report {
 	r.Version = c.cc.dialect.Version
 	r.Flavor = c.cc.dialect.Flavor
 	c.st.fill(r, c.cc.topN)
+	c.call.fill(r, &c.st, c.cc.topN)
 	for _, src := range c.srcs {
 		if src != nil && src.backwards > 0 {
 			r.warn(fmt.Sprintf("data connection %d: sequence numbers went backwards %d time(s)", src.conn, src.backwards))

@@ -329,6 +329,7 @@ func (c *core) dataBreak(seq int32) {
 func (c *core) deliverBreak(seq int32) {
 	c.rep.DataBreaks = appendCapped(c.rep.DataBreaks, seq)
 	c.disc.dataBreak()
+	c.call.dataBreak()
 	for _, p := range c.procs {
 		p.DataBreak(seq)
 	}

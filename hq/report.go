@@ -120,7 +120,9 @@ type Report struct {
 	Markers     int64
 	LastMarkers []Marker
 	TopMethods  []MethodCalls
-	Methods     int // method ids mapped
+	TopByTime   []MethodTime // by self time (calls.go)
+	BubblePaths []BubblePath // the longest path of the first exception classes
+	Methods     int          // method ids mapped
 	Exceptions  []ExceptionCount
 	ExitsThrown int64 // Code Pulse MethodExit with exceptionThrown set
 	ThreadNames map[uint16]string
@@ -220,6 +222,15 @@ func (r *Report) Write(w io.Writer) error {
 		for _, x := range r.Exceptions {
 			p("    %8s / %-8s %s\n", count(x.Thrown), count(x.Bubbled), x.Name)
 		}
+	}
+	if len(r.TopByTime) > 0 {
+		p("  top methods by self time (ms, calls):\n")
+		for _, m := range r.TopByTime {
+			p("    %12s  %-10s %s\n", count(m.SelfMs), count(m.Calls), orID(m.Signature, "method", m.ID))
+		}
+	}
+	for _, bp := range r.BubblePaths {
+		p("  exception path: %s\n", bp.Path())
 	}
 	if r.Markers > 0 {
 		p("  markers: %s; the last %d:\n", count(r.Markers), len(r.LastMarkers))
@@ -382,4 +393,36 @@ func listInts(v []int32, total int) string {
 		s += fmt.Sprintf(" … (%d in all)", total)
 	}
 	return s
+}
+
+func orID(name, kind string, id int32) string {
+	if name == "" {
+		return fmt.Sprintf("<unmapped %s id %d>", kind, id)
+	}
+	return name
+}
+
+// Path describes the exception's way: "X thrown in m:line, bubbled out of
+// a ← b, caught in c".
+func (p *BubblePath) Path() string {
+	var b strings.Builder
+	b.WriteString(orID(p.Exception, "exception", p.excID))
+	if p.throwerID >= 0 {
+		fmt.Fprintf(&b, " thrown in %s", orID(p.Thrower, "method", p.throwerID))
+		if p.Line != bytefrog.NoLine {
+			fmt.Fprintf(&b, " line %d", p.Line)
+		}
+	} else {
+		b.WriteString(" thrown in untraced code")
+	}
+	if len(p.Bubbled) > 0 {
+		b.WriteString(", bubbled out of ")
+		b.WriteString(strings.Join(p.Bubbled, " → "))
+	}
+	if p.Caught != "" {
+		fmt.Fprintf(&b, ", caught in %s", p.Caught)
+	} else {
+		b.WriteString(", left the thread's outermost traced call")
+	}
+	return b.String()
 }

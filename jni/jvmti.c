@@ -14,6 +14,7 @@
 
 #include "tp.h"
 #include "tpjc.h"
+#include "tpjp.h" /* method tracing (probe.c) */
 #include "_cgo_export.h"
 
 #define TPJ_EXPORT __attribute__((visibility("default")))
@@ -279,6 +280,7 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	}
 	int rc = tadpole_start(opts != NULL ? opts : options);
 	free(opts);
+	tpj_probe_begin(env); /* method tracing: probes on once tracing */
 	if (rc != TADPOLE_OK && !tp_lttng_registered())
 		return; /* tadpole_start logged why, once, as the options say */
 	if (rc == TADPOLE_OK) {
@@ -319,7 +321,8 @@ static void JNICALL tpj_vm_init(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
 }
 
 static void JNICALL tpj_vm_death(jvmtiEnv *jvmti, JNIEnv *env) {
-	(void)jvmti, (void)env;
+	(void)jvmti;
+	tpj_probe_death(env); /* method tracing: every thread's buffer */
 	if (atomic_exchange(&tpj_started, 0))
 		tadpole_stop();
 }
@@ -332,13 +335,16 @@ static void JNICALL tpj_thread_start(jvmtiEnv *jvmti, JNIEnv *env, jthread threa
 	jobject own = atomic_load(&tpj_own_thread);
 	if (own != NULL && (*env)->IsSameObject(env, thread, own))
 		return; /* the agent's own JUL thread is not part of the application's trace */
+	if (tpj_probe_own(env, thread))
+		return; /* nor is the probes' tick thread */
 	tpj_bind_thread(jvmti, env, thread);
 }
 
 /* ThreadEnd ends the thread in the trace (a BatchEnd record) and hands its
  * buffer to the next flush; its C state is retired. */
 static void JNICALL tpj_thread_end(jvmtiEnv *jvmti, JNIEnv *env, jthread thread) {
-	(void)jvmti, (void)env, (void)thread;
+	(void)jvmti, (void)thread;
+	tpj_probe_thread_end(env); /* method tracing: the thread's buffer first */
 	tp_jend();
 }
 
@@ -370,6 +376,7 @@ static int tpj_init(JavaVM *vm, int live) {
 	cb.VMDeath = tpj_vm_death;
 	cb.ThreadStart = tpj_thread_start;
 	cb.ThreadEnd = tpj_thread_end;
+	tpj_probe_callbacks(&cb);
 	if ((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE) {
 		tpj_warn("cannot set JVMTI callbacks: the JVM runs untraced");
 		return -1;
@@ -394,7 +401,9 @@ TPJ_EXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) 
 	tpj_note_log_opts(options);
 	if (tpj_init(vm, 0) != 0)
 		return JNI_OK;
-	tpj_options = strdup(options != NULL ? options : "");
+	tpj_options = tpj_probe_onload(tpj_jvmti, options); /* the rest, without trace= */
+	if (tpj_options == NULL)
+		tpj_options = strdup(options != NULL ? options : "");
 	return JNI_OK;
 }
 
@@ -410,7 +419,10 @@ TPJ_EXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved
 	}
 	jthread self = NULL;
 	(*tpj_jvmti)->GetCurrentThread(tpj_jvmti, &self);
-	tpj_begin(tpj_jvmti, env, self, options != NULL ? options : "");
+	char *rest = tpj_probe_onload(tpj_jvmti, options); /* the rest, without trace= */
+	tpj_begin(tpj_jvmti, env, self, rest != NULL ? rest : options != NULL ? options : "");
+	free(rest);
+	tpj_probe_retransform(env); /* classes loaded before the attach get their probes */
 	return JNI_OK;
 }
 

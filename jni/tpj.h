@@ -22,4 +22,8 @@ void tpj_add_class(const char *name, const void *bytes, size_t len);
 #define TPJ_SELFTEST_THREADS 3 /* thread states the C API holds */
 #define TPJ_SELFTEST_PROCS 4   /* the Go runtime's GOMAXPROCS */
 
+/* tpj_probe_want_retransform asks the probes' tick thread to retransform
+ * the loaded classes (probe.c; called by the Go side). */
+void tpj_probe_want_retransform(void);
+
 #endif /* TADPOLE_JNI_TPJ_H */

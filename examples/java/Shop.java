@@ -22,6 +22,13 @@
  * SEVERE on "shop.stock". Every JUL logger is listed by "lttng list -j"
  * while the program runs, and each record becomes an HQ marker
  * "log:<logger>" = "<LEVEL> <message>".
+ *
+ * Every method of these classes is traced (the agent rewrites application
+ * classes as they load): a cashier serves an order through Pricing (a
+ * recursive sum), Inventory (a recursive walk over the shelves down to
+ * Warehouse.check, which throws OutOfStock) and Payments. The exception is
+ * caught at a distance, in Shop.work, five frames up: HQ's summary shows
+ * its bubble path, and the top methods by calls and by time.
  */
 import io.tadpole.Tadpole;
 
@@ -66,24 +73,72 @@ public class Shop {
 	}
 
 	static void work() {
+		Cashier c = new Cashier(Thread.currentThread().getName());
 		int n;
 		while ((n = next.incrementAndGet()) <= ORDERS_TOTAL) {
 			try {
-				ORDERS.info("order " + n + " by " + Thread.currentThread().getName());
-				reserve(n);
-				PAY.fine("paid order " + n);
-				if (n % 4 == 0) {
-					PAY.log(Level.WARNING, "order {0} paid late", n);
-				}
-			} catch (OutOfStock e) {
+				c.serve(n);
+			} catch (OutOfStock e) { // thrown by Warehouse.check, five frames down
 				STOCK.log(Level.SEVERE, e.getMessage());
 			}
 		}
 	}
 
-	static void reserve(int order) throws OutOfStock {
-		if (order % 7 == 0) {
-			throw new OutOfStock(order);
+	/** A cashier serves one order: price, reserve, pay. */
+	static final class Cashier {
+		final String name;
+
+		Cashier(String name) {
+			this.name = name;
+		}
+
+		void serve(int order) throws OutOfStock {
+			ORDERS.info("order " + order + " by " + name);
+			long cents = Pricing.total(order, 1 + order % 5);
+			Inventory.reserve(order, 3);
+			Payments.charge(order, cents);
+		}
+	}
+
+	/** Prices: a recursive sum over an order's items. */
+	static final class Pricing {
+		static long total(int order, int items) {
+			if (items == 0) {
+				return 0;
+			}
+			return item(order, items) + total(order, items - 1);
+		}
+
+		static long item(int order, int i) {
+			return 100L * ((order * 31 + i * 17) % 50 + 1);
+		}
+	}
+
+	/** Inventory walks down the shelves to the warehouse. */
+	static final class Inventory {
+		static void reserve(int order, int shelves) throws OutOfStock {
+			if (shelves == 0) {
+				Warehouse.check(order);
+				return;
+			}
+			reserve(order, shelves - 1);
+		}
+	}
+
+	static final class Warehouse {
+		static void check(int order) throws OutOfStock {
+			if (order % 7 == 0) {
+				throw new OutOfStock(order);
+			}
+		}
+	}
+
+	static final class Payments {
+		static void charge(int order, long cents) {
+			PAY.fine("paid order " + order + ": " + cents + " cents");
+			if (order % 4 == 0) {
+				PAY.log(Level.WARNING, "order {0} paid late", order);
+			}
 		}
 	}
 }

@@ -70,7 +70,11 @@ func build() (*Env, error) {
 			"-ldflags=-s -w -extldflags=-Wl,--version-script="+filepath.Join(root, "cmd/libtadpole/exports.map"),
 			"-o", e.Lib, "./jni/jtest/libjvm"),
 		exec.CommandContext(ctx, "javac", "-nowarn", "-cp", filepath.Join(root, "jni/classes"), "-d", e.Classes,
-			filepath.Join(root, "jni/jtest/testdata/JApp.java"), filepath.Join(root, "jni/jtest/testdata/JLttng.java")),
+			filepath.Join(root, "jni/jtest/testdata/JApp.java"), filepath.Join(root, "jni/jtest/testdata/JLttng.java"),
+			// the method-tracing program (trace_test.go)
+			filepath.Join(root, "jni/jtest/testdata/JTrace.java"), filepath.Join(root, "jni/jtest/testdata/jt/Work.java"),
+			filepath.Join(root, "jni/jtest/testdata/jt/Loaded.java"), filepath.Join(root, "jni/jtest/testdata/jt/Skip.java"),
+			filepath.Join(root, "jni/jtest/testdata/jx/Count.java")),
 	}
 	// libtadpole-lttng.so next to libtadpole.so, as ./build.sh lib puts
 	// it, when lttng-ust's headers are installed.

@@ -90,13 +90,20 @@ func (x *Instrumenter) instrumentParsed(c *classfile.Class) ([]byte, *ClassResul
 			continue
 		}
 		mname, desc := c.MemberName(m), c.MemberDesc(m)
-		id, ok := x.methodID(name, mname, desc)
+		access := ASMAccess(m.Access, classfile.FindAttr(c.Pool, m.Attrs, "Deprecated") >= 0,
+			classfile.FindAttr(c.Pool, m.Attrs, "Synthetic") >= 0)
+		var sig string
+		id, ok := x.methodID(name, mname, desc, access, func() string {
+			sig = Signature(name, mname, access, desc)
+			return sig
+		})
 		if !ok {
 			continue
 		}
-		access := ASMAccess(m.Access, classfile.FindAttr(c.Pool, m.Attrs, "Deprecated") >= 0,
-			classfile.FindAttr(c.Pool, m.Attrs, "Synthetic") >= 0)
-		r := MethodResult{Name: mname, Desc: desc, Access: access, ID: id, Signature: Signature(name, mname, access, desc)}
+		if sig == "" {
+			sig = Signature(name, mname, access, desc)
+		}
+		r := MethodResult{Name: mname, Desc: desc, Access: access, ID: id, Signature: sig}
 		r.Err = x.instrumentMember(c, m, mname, desc, id, pool)
 		changed = changed || r.Err == nil
 		res.Methods = append(res.Methods, r)

@@ -13,6 +13,12 @@ const (
 	ExitDesc   = "(II)V" // exit(int id, int line)
 	ThrownDesc = "(II)V" // thrown(int id, int line), before athrow
 	BubbleDesc = "(I)V"  // bubble(int id), in the catch-all handler
+
+	// With Config.PassThrowable the thrown and bubble probes also get the
+	// exception (a dup of the reference athrow or the handler holds), so
+	// the helper can name its type.
+	ThrownThrowableDesc = "(Ljava/lang/Throwable;II)V" // thrown(Throwable t, int id, int line)
+	BubbleThrowableDesc = "(Ljava/lang/Throwable;I)V"  // bubble(Throwable t, int id)
 )
 
 // NoLine is the line passed to exit and thrown when the method has no
@@ -44,6 +50,14 @@ type Config struct {
 	// Site and SiteEnd name the helper's site probes, with descriptors
 	// SiteDesc and SiteEndDesc. Defaults "site", "siteEnd".
 	Site, SiteEnd string
+	// MethodSig, when set, is used instead of MethodID: it gets the
+	// method's Bytefrog signature (Signature) and access flags as well,
+	// so that ids can be registered by signature.
+	MethodSig func(class, name, desc string, access int, signature string) (id int32, ok bool)
+	// PassThrowable makes the thrown and bubble probes pass the exception
+	// first (ThrownThrowableDesc, BubbleThrowableDesc); max_stack then grows
+	// by 3 instead of 2.
+	PassThrowable bool
 }
 
 // DefaultExclude is the exclusion list of DefaultConfig: classes the helper

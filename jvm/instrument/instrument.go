@@ -40,7 +40,10 @@ func New(cfg *Config) (*Instrumenter, error) {
 func (x *Instrumenter) Config() *Config { return &x.cfg }
 
 // methodID returns the id of a method, ok false to leave it alone.
-func (x *Instrumenter) methodID(class, name, desc string) (int32, bool) {
+func (x *Instrumenter) methodID(class, name, desc string, access int, sig func() string) (int32, bool) {
+	if x.cfg.MethodSig != nil {
+		return x.cfg.MethodSig(class, name, desc, access, sig())
+	}
 	if x.cfg.MethodID != nil {
 		return x.cfg.MethodID(class, name, desc)
 	}
@@ -64,6 +67,9 @@ const frameVersion = 50
 // there (exit: id, line over the return value); the handler needs the
 // exception and the id.
 const probeStack = 2
+
+// dupHead is the head of the thrown and bubble probes with PassThrowable.
+var dupHead = []byte{byte(OpDup)}
 
 // InstrumentCode returns a new Code for m with the entry, exit, thrown and
 // bubble probes for id. pool is the class's constant pool (probe references
@@ -139,8 +145,12 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		default:
 			continue
 		}
+		var head []byte
+		if ref == x.refs.thrown && x.cfg.PassThrowable {
+			head = dupHead
+		}
 		var b []byte
-		x.arena, b, err = probe(x.arena, ref, pool, nil, idPush, true, lines.line(in.Off))
+		x.arena, b, err = probeHead(x.arena, ref, pool, head, nil, idPush, true, lines.line(in.Off))
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +170,12 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		return nil, err
 	}
 	var handler []byte
-	x.arena, handler, err = probe(x.arena, x.refs.bubble, pool, []byte{byte(OpAthrow)}, idPush, false, 0)
+	var hhead []byte
+	stack := probeStack
+	if x.cfg.PassThrowable {
+		hhead, stack = dupHead, probeStack+1
+	}
+	x.arena, handler, err = probeHead(x.arena, x.refs.bubble, pool, hhead, []byte{byte(OpAthrow)}, idPush, false, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +184,7 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		return nil, codeErr(0, ErrTooLarge, "%d bytes", hpc+len(handler))
 	}
 	out := &Code{
-		MaxStack:  uint16(min(int(c.MaxStack)+probeStack, math.MaxUint16)),
+		MaxStack:  uint16(min(int(c.MaxStack)+stack, math.MaxUint16)),
 		MaxLocals: c.MaxLocals,
 		Bytecode:  append(l.Code, handler...),
 		HasFrames: hasFrames || major >= frameVersion,

@@ -64,8 +64,13 @@ func (r *probeRefs) resolve(c *Config, pool Pool) error {
 	}
 	r.enter = ref(c.Enter, EnterDesc)
 	r.exit = ref(c.Exit, ExitDesc)
-	r.thrown = ref(c.Thrown, ThrownDesc)
-	r.bubble = ref(c.Bubble, BubbleDesc)
+	if c.PassThrowable {
+		r.thrown = ref(c.Thrown, ThrownThrowableDesc)
+		r.bubble = ref(c.Bubble, BubbleThrowableDesc)
+	} else {
+		r.thrown = ref(c.Thrown, ThrownDesc)
+		r.bubble = ref(c.Bubble, BubbleDesc)
+	}
 	if err == nil {
 		r.throwable, err = pool.Class("java/lang/Throwable")
 	}
@@ -99,8 +104,14 @@ func pushInt(dst []byte, v int32, pool Pool) ([]byte, error) {
 // of 4 bytes with nops in front (reachable, so no frame is needed for them).
 // It returns the arena and the chunk.
 func probe(arena []byte, method uint16, pool Pool, tail, idPush []byte, withLine bool, line int32) ([]byte, []byte, error) {
+	return probeHead(arena, method, pool, nil, tail, idPush, withLine, line)
+}
+
+// probeHead is probe with head (a dup of the exception) before the id.
+func probeHead(arena []byte, method uint16, pool Pool, head, tail, idPush []byte, withLine bool, line int32) ([]byte, []byte, error) {
 	var body [16]byte
-	b := append(body[:0], idPush...)
+	b := append(body[:0], head...)
+	b = append(b, idPush...)
 	if withLine {
 		var err error
 		if b, err = pushInt(b, line, pool); err != nil {

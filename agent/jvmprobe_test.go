@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// probeWords builds the words io.tadpole.Probe writes for calls pairs of
+// entry and exit of method m, starting at ms.
+func probeWords(m int32, ms int64, calls int) []int64 {
+	w := []int64{ms<<8 | ProbeTime}
+	for i := 0; i < calls; i++ {
+		w = append(w, int64(m)<<8|ProbeEntry, int64(12)<<48|int64(m)<<8|ProbeExit)
+	}
+	return w
+}
+
+func TestAppendProbeBatch(t *testing.T) {
+	m := NewMethod("t/P.probe;1;()V").ID()
+	e := NewExceptionType("java.lang.IllegalStateException").ID()
+	w := []int64{
+		5<<8 | ProbeTime,
+		int64(m)<<8 | ProbeEntry,
+		int64(7)<<48 | int64(m)<<8 | ProbeThrown, int64(e),
+		6<<8 | ProbeTime,
+		int64(m)<<8 | ProbeBubble, int64(e),
+		int64(m)<<8 | ProbeEntry,
+		int64(9)<<48 | int64(m)<<8 | ProbeExit,
+	}
+	b, err := AppendProbeBatch(nil, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := scanBatch(b)
+	if err != nil || n != 5 {
+		t.Fatalf("scanBatch: %d records, %v; want 5", n, err)
+	}
+	want := []struct {
+		kind byte
+		line uint16
+		exc  int32
+		ms   int64
+	}{
+		{BatchEntry, bytefrog.NoLine, 0, 5}, {BatchThrow, 7, e, 5}, {BatchBubble, bytefrog.NoLine, e, 6},
+		{BatchEntry, bytefrog.NoLine, 0, 6}, {BatchExit, 9, 0, 6},
+	}
+	for i, r := 0, b; i < len(want); i, r = i+1, r[BatchHeaderSize:] {
+		got := want[i]
+		got.kind, got.line = r[0], binary.LittleEndian.Uint16(r[2:])
+		got.exc = int32(binary.LittleEndian.Uint32(r[8:]))
+		got.ms = int64(binary.LittleEndian.Uint64(r[16:])) / 1e6
+		if got != want[i] || int32(binary.LittleEndian.Uint32(r[4:])) != m {
+			t.Errorf("record %d: %+v method %d; want %+v method %d", i, got, binary.LittleEndian.Uint32(r[4:]), want[i], m)
+		}
+	}
+	for _, bad := range [][]int64{{int64(m)<<8 | 9}, {int64(m)<<8 | ProbeThrown}, {1 << 38}, {int64(m)<<8 | ProbeBubble, 1 << 30}} {
+		if _, err := AppendProbeBatch(nil, bad); !errors.Is(err, ErrBadProbe) || !errors.Is(err, ErrBadBatch) {
+			t.Errorf("%x: err %v; want ErrBadProbe", bad, err)
+		}
+	}
+	if n, err := SubmitProbes(1, w); n != 0 || err != nil {
+		t.Errorf("no session: SubmitProbes = %d, %v; want 0, nil", n, err)
+	}
+}
+
+func FuzzAppendProbeBatch(f *testing.F) {
+	m := NewMethod("t/P.fuzz;1;()V").ID()
+	seed := func(w []int64) []byte {
+		b := make([]byte, 0, 8*len(w))
+		for _, v := range w {
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+		return b
+	}
+	f.Add(seed(probeWords(m, 3, 4)))
+	f.Add(seed([]int64{int64(m)<<8 | ProbeThrown, 1}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w := make([]int64, len(data)/8)
+		for i := range w {
+			w[i] = int64(binary.LittleEndian.Uint64(data[8*i:]))
+		}
+		b, err := AppendProbeBatch(nil, w)
+		if err != nil {
+			return
+		}
+		if len(b)%BatchHeaderSize != 0 || len(b) > len(w)*BatchHeaderSize {
+			t.Fatalf("%d bytes for %d words", len(b), len(w))
+		}
+	})
+}
+
+// BenchmarkAppendProbeBatch is the Go side's conversion of one full probe
+// buffer (8192 words: 4095 calls and a time word) into batch records.
+func BenchmarkAppendProbeBatch(b *testing.B) {
+	w := probeWords(NewMethod("t/P.bench;1;()V").ID(), 100, 4095)
+	buf := make([]byte, 0, len(w)*BatchHeaderSize)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buf, _ = AppendProbeBatch(buf[:0], w)
+	}
+	ev := float64(b.N) * float64(len(w)-1)
+	b.ReportMetric(ev/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ev, "ns/event")
+}
+
+// BenchmarkSubmitProbes is the agent's share of a flushed probe buffer:
+// conversion, the batch's slot, the drain's numbering and encoding, into
+// data connections that discard.
+func BenchmarkSubmitProbes(b *testing.B) {
+	sinkSession(b, 2)
+	w := probeWords(NewMethod("t/P.submit;1;()V").ID(), MonoNow()/1e6, 4095)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := SubmitProbes(7, w); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ev := float64(b.N) * float64(len(w)-1)
+	b.ReportMetric(ev/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ev, "ns/event")
+}

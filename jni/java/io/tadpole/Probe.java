@@ -1,0 +1,223 @@
+package io.tadpole;
+
+/**
+ * The method probes that libtadpole.so's class file load hook puts into
+ * traced classes (see jni/doc.go, Method tracing). The agent puts this class
+ * on the bootstrap class path, so every class loader and module resolves it,
+ * and binds its natives at VM start.
+ *
+ * <p>Each event is one long (two for exceptions) appended to the calling
+ * thread's buffer: {@code line << 48 | id << 8 | kind}. A time record
+ * ({@code ms << 8 | TIME}) goes first whenever the millisecond tick changed.
+ * A full buffer crosses JNI once (flush0); the agent flushes the rest at
+ * thread end and at VM death. With tracing off, a probe is one static read.
+ * The probes never throw.
+ */
+public final class Probe {
+	private Probe() {}
+
+	/** True while the agent records: the one branch of an idle probe. */
+	public static volatile boolean on;
+
+	/** Milliseconds of System.nanoTime, kept by the tick thread. */
+	static volatile long tick = System.nanoTime() / 1000000L;
+
+	/**
+	 * The tracing generation: it changes each time the probes turn on. A
+	 * buffer still holding events of an earlier generation (recorded before
+	 * a stop or suspend, never handed over) drops them.
+	 */
+	static volatile int gen;
+
+	static final long ENTRY = 0, EXIT = 1, THROWN = 2, BUBBLE = 3, TIME = 4;
+
+	/** Longs per thread buffer. */
+	static final int SIZE = 8192;
+
+	static final ThreadLocal<Buf> BUF = new ThreadLocal<Buf>();
+
+	public static void enter(int id) {
+		if (!on)
+			return;
+		Buf b = BUF.get();
+		if (b == null && (b = Buf.make()) == null)
+			return;
+		b.put((long) id << 8 | ENTRY);
+	}
+
+	public static void exit(int id, int line) {
+		if (!on)
+			return;
+		Buf b = BUF.get();
+		if (b == null && (b = Buf.make()) == null)
+			return;
+		b.put((long) (line & 0xFFFF) << 48 | (long) id << 8 | EXIT);
+	}
+
+	public static void thrown(Throwable t, int id, int line) {
+		if (!on)
+			return;
+		try {
+			long e = type(t);
+			Buf b = BUF.get();
+			if (b == null && (b = Buf.make()) == null)
+				return;
+			b.put2((long) (line & 0xFFFF) << 48 | (long) id << 8 | THROWN, e);
+		} catch (Throwable x) {
+			// never into the application
+		}
+	}
+
+	public static void bubble(Throwable t, int id) {
+		if (!on)
+			return;
+		try {
+			long e = type(t);
+			Buf b = BUF.get();
+			if (b == null && (b = Buf.make()) == null)
+				return;
+			b.put2((long) id << 8 | BUBBLE, e);
+		} catch (Throwable x) {
+			// never into the application
+		}
+	}
+
+	/** Exception type ids, one native call per Throwable class. */
+	static final ClassValue<Integer> TYPES = new ClassValue<Integer>() {
+		@Override
+		protected Integer computeValue(Class<?> c) {
+			return Integer.valueOf(excType0(c.getName()));
+		}
+	};
+
+	static long type(Throwable t) {
+		if (t == null) // athrow of null throws a NullPointerException
+			return excType0("java.lang.NullPointerException");
+		return TYPES.get(t.getClass()).intValue();
+	}
+
+	/** One thread's event buffer. */
+	static final class Buf {
+		final long[] a = new long[SIZE];
+		int n;
+		long last = -1;
+		int bufGen = gen;
+		final long tid;
+		/** Time spent handing full buffers over, and their count. */
+		long flushNanos, flushes;
+
+		Buf(long tid) {
+			this.tid = tid;
+		}
+
+		static Buf make() {
+			try {
+				Buf b = new Buf(Thread.currentThread().getId());
+				BUF.set(b);
+				register0(b);
+				return b;
+			} catch (Throwable x) {
+				return null;
+			}
+		}
+
+		void put(long v) {
+			int i = n;
+			long t = tick;
+			if (t != last || i > SIZE - 2)
+				i = room(t, i);
+			a[i] = v;
+			n = i + 1;
+		}
+
+		void put2(long v, long w) {
+			int i = room(tick, n);
+			a[i] = v;
+			a[i + 1] = w;
+			n = i + 2;
+		}
+
+		/** room makes room for a time record and two events at i. */
+		int room(long t, int i) {
+			int g = gen;
+			if (g != bufGen) {
+				bufGen = g;
+				i = 0;
+				last = -1;
+			}
+			if (i > SIZE - 3) {
+				n = 0;
+				last = -1;
+				long t0 = System.nanoTime();
+				flush0(a, i, tid);
+				flushNanos += System.nanoTime() - t0;
+				flushes++;
+				i = 0;
+			}
+			if (t != last) {
+				a[i++] = t << 8 | TIME;
+				last = t;
+			}
+			return i;
+		}
+	}
+
+	/** The tick thread: the clock of the probes, and the agent's state. */
+	static final class Tick extends Thread {
+		Tick() {
+			super("tadpole-tick");
+			setDaemon(true);
+		}
+
+		@Override
+		public void run() {
+			for (;;) {
+				tick = System.nanoTime() / 1000000L;
+				int st = state0();
+				boolean t = (st & 1) != 0;
+				if (t != on) {
+					if (t)
+						gen++;
+					on = t;
+				}
+				if ((st & 2) != 0)
+					retransform0();
+				try {
+					Thread.sleep(t ? 1 : 20);
+				} catch (InterruptedException e) {
+					return;
+				}
+			}
+		}
+	}
+
+	/**
+	 * flushNanos returns the nanoseconds the calling thread spent handing
+	 * full buffers to the agent (which waits while HQ is behind): a traced
+	 * thread's time minus this is what its probes cost.
+	 */
+	public static long flushNanos() {
+		Buf b = BUF.get();
+		return b == null ? 0 : b.flushNanos;
+	}
+
+	/** start starts the tick thread (the agent calls it once). */
+	static Thread start() {
+		tick = System.nanoTime() / 1000000L;
+		Thread t = new Tick();
+		t.start();
+		return t;
+	}
+
+	static native void flush0(long[] a, int n, long tid);
+
+	static native void register0(Buf b);
+
+	static native int excType0(String name);
+
+	/** state0: bit 0 tracing, bit 1 loaded classes are to be retransformed. */
+	static native int state0();
+
+	/** retransform0 retransforms the loaded classes the policy may have changed for. */
+	static native void retransform0();
+}

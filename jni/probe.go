@@ -1,0 +1,535 @@
+package jni
+
+/*
+#include <stdlib.h>
+#include <stdint.h>
+#include "tpj.h"
+*/
+import "C"
+
+import (
+	"archive/zip"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/jvm/instrument"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// probeJar is the generated jar holding io.tadpole.Probe and its nested
+// classes, on the boot class path; removed once they are loaded.
+var probeJar string
+
+// tpjGoProbeJar writes the probe jar and its path (NUL-terminated) into
+// path, at most n bytes. It returns 0, or -1.
+//
+//export tpjGoProbeJar
+func tpjGoProbeJar(path *C.char, n C.int) (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			rc = -1
+		}
+	}()
+	p, err := writeProbeJar()
+	if err != nil || len(p)+1 > int(n) {
+		return -1
+	}
+	dst := unsafe.Slice((*byte)(unsafe.Pointer(path)), int(n))
+	copy(dst, p)
+	dst[len(p)] = 0
+	probeJar = p
+	return 0
+}
+
+// tpjGoProbeJarDone removes the probe jar: its classes are loaded.
+//
+//export tpjGoProbeJarDone
+func tpjGoProbeJarDone() {
+	defer func() { recover() }()
+	if probeJar != "" {
+		os.RemoveAll(filepath.Dir(probeJar))
+		probeJar = ""
+	}
+}
+
+// writeProbeJar writes the embedded Probe classes into a jar in a new
+// temporary directory and returns its path.
+func writeProbeJar() (string, error) {
+	ents, err := classes.ReadDir("classes/io/tadpole")
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "tadpole-probe-")
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "tadpole-probe.jar")
+	f, err := os.Create(p)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	z := zip.NewWriter(f)
+	n := 0
+	for _, e := range ents {
+		name := e.Name()
+		if name != "Probe.class" && !strings.HasPrefix(name, "Probe$") {
+			continue
+		}
+		b, err := classes.ReadFile("classes/io/tadpole/" + name)
+		if err == nil {
+			var w interface{ Write([]byte) (int, error) }
+			if w, err = z.Create("io/tadpole/" + name); err == nil {
+				_, err = w.Write(b)
+			}
+		}
+		if err != nil {
+			f.Close()
+			os.RemoveAll(dir)
+			return "", err
+		}
+		n++
+	}
+	err = errors.Join(z.Close(), f.Close())
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%w: io/tadpole/Probe", ErrNoClass)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return p, nil
+}
+
+// tpjGoProbeOptions takes the method-tracing options out of the agent's
+// options string (trace=…, whose patterns may be separated by commas) and
+// returns the rest, malloc'd.
+//
+//export tpjGoProbeOptions
+func tpjGoProbeOptions(opts *C.char) (rest *C.char) {
+	defer func() {
+		if r := recover(); r != nil {
+			rest = nil
+		}
+	}()
+	s := ""
+	if opts != nil {
+		s = C.GoString(opts)
+	}
+	env, _ := os.LookupEnv("TADPOLE_TRACE")
+	r, pol, err := splitProbeOptions(s, env)
+	if err != nil {
+		agent.HostLog(r, agent.LevelWarn, "jvm:trace", "jvm: "+err.Error())
+	}
+	policy.Store(pol)
+	return C.CString(r)
+}
+
+// tpjGoProbeOff reports whether method tracing is off (trace=none).
+//
+//export tpjGoProbeOff
+func tpjGoProbeOff() C.int {
+	if policy.Load().off {
+		return 1
+	}
+	return 0
+}
+
+// splitProbeOptions separates trace= from the agent's options. env is
+// TADPOLE_TRACE (the option wins).
+func splitProbeOptions(s, env string) (rest string, p *classPolicy, err error) {
+	var keep, trace []string
+	inTrace := false
+	for _, kv := range strings.Split(s, ",") {
+		t := strings.TrimSpace(kv)
+		k, v, ok := strings.Cut(t, "=")
+		switch {
+		case ok && strings.EqualFold(strings.ReplaceAll(strings.TrimSpace(k), "-", "_"), "trace"):
+			inTrace = true
+			trace = append(trace[:0], v)
+		case !ok && inTrace && t != "":
+			trace = append(trace, t)
+		default:
+			inTrace = false
+			if t != "" {
+				keep = append(keep, t)
+			}
+		}
+	}
+	spec := env
+	if trace != nil {
+		spec = strings.Join(trace, ",")
+	}
+	p, err = newClassPolicy(spec)
+	return strings.Join(keep, ","), p, err
+}
+
+// A classPolicy says which classes get probes.
+type classPolicy struct {
+	off        bool // trace=none
+	include    []*regexp.Regexp
+	exclude    []*regexp.Regexp
+	hasInclude bool
+}
+
+// policy is the trace option's policy (the default until Agent_OnLoad).
+var policy atomic.Pointer[classPolicy]
+
+func init() { policy.Store(&classPolicy{}) }
+
+// ErrBadTrace reports a trace= pattern that is not a valid glob.
+var ErrBadTrace = errors.New("jni: bad trace pattern")
+
+// newClassPolicy parses a trace spec: comma-separated globs over internal
+// (or dotted) class names, '!' in front to exclude; * is any run of
+// characters but '/', ** any run, ? one character but '/'. "none" turns
+// method tracing off. Empty is the default: application classes.
+func newClassPolicy(spec string) (*classPolicy, error) {
+	p := &classPolicy{}
+	var errs []error
+	for _, g := range strings.Split(spec, ",") {
+		g = strings.TrimSpace(g)
+		if g == "" {
+			continue
+		}
+		if g == "none" || g == "off" {
+			p.off = true
+			continue
+		}
+		neg := strings.HasPrefix(g, "!")
+		g = strings.TrimPrefix(g, "!")
+		re, err := globRegexp(g)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if neg {
+			p.exclude = append(p.exclude, re)
+		} else {
+			p.include = append(p.include, re)
+			p.hasInclude = true
+		}
+	}
+	return p, errors.Join(errs...)
+}
+
+func globRegexp(g string) (*regexp.Regexp, error) {
+	g = strings.ReplaceAll(g, ".", "/")
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(g); i++ {
+		switch c := g[i]; c {
+		case '*':
+			if i+1 < len(g) && g[i+1] == '*' {
+				b.WriteString(".*")
+				i++
+			} else {
+				b.WriteString("[^/]*")
+			}
+		case '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrBadTrace, g, err)
+	}
+	return re, nil
+}
+
+// jdkPrefixes name the JDK's packages: left alone by default.
+var jdkPrefixes = []string{"java/", "javax/", "jdk/", "sun/", "com/sun/", "org/w3c/", "org/xml/", "org/ietf/",
+	"org/jcp/", "netscape/"}
+
+// never are classes no policy traces: the agent's own, and those the
+// probes' path uses or that break when transformed (instrument.DefaultExclude).
+func never(name string) bool {
+	if strings.HasPrefix(name, "io/tadpole/") {
+		return true
+	}
+	for _, p := range instrument.DefaultExclude {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// wants reports whether class name (boot: defined by the bootstrap loader)
+// gets probes under this policy alone.
+func (p *classPolicy) wants(name string, boot bool) bool {
+	if p.off || never(name) {
+		return false
+	}
+	for _, re := range p.exclude {
+		if re.MatchString(name) {
+			return false
+		}
+	}
+	if p.hasInclude {
+		for _, re := range p.include {
+			if re.MatchString(name) {
+				return true
+			}
+		}
+		return false
+	}
+	if boot {
+		return false
+	}
+	for _, pre := range jdkPrefixes {
+		if strings.HasPrefix(name, pre) {
+			return false
+		}
+	}
+	return true
+}
+
+// hqFilters are HQ's inclusions and exclusions, compiled once per change.
+type hqFilters struct {
+	excl, incl     []string
+	exclRe, inclRe []*regexp.Regexp
+}
+
+var hqCache struct {
+	sync.Mutex
+	f *hqFilters
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// currentHQFilters returns the compiled filters of the active run (nil
+// when none or empty). A regex Go cannot compile is left out.
+func currentHQFilters() *hqFilters {
+	excl, incl, ok := agent.ClassFilters()
+	if !ok || len(excl)+len(incl) == 0 {
+		return nil
+	}
+	hqCache.Lock()
+	defer hqCache.Unlock()
+	if f := hqCache.f; f != nil && sameStrings(f.excl, excl) && sameStrings(f.incl, incl) {
+		return f
+	}
+	f := &hqFilters{excl: append([]string(nil), excl...), incl: append([]string(nil), incl...)}
+	comp := func(src []string) []*regexp.Regexp {
+		var out []*regexp.Regexp
+		for _, s := range src {
+			// Java's lookingAt: anchored at the start only.
+			if re, err := regexp.Compile(`^(?:` + s + `)`); err == nil {
+				out = append(out, re)
+			} else {
+				agent.HostLog("", agent.LevelWarn, "jvm:hqre:"+s, fmt.Sprintf("jvm: HQ class pattern %q ignored: %v", s, err))
+			}
+		}
+		return out
+	}
+	f.exclRe, f.inclRe = comp(excl), comp(incl)
+	hqCache.f = f
+	return f
+}
+
+// traced decides on a class: HQ's inclusions first (they override the
+// rest), then HQ's exclusions, then the trace option or the default.
+func traced(name string, boot bool) bool {
+	pol := policy.Load()
+	if pol.off || never(name) {
+		return false
+	}
+	if f := currentHQFilters(); f != nil {
+		for _, re := range f.inclRe {
+			if re.MatchString(name) {
+				return true
+			}
+		}
+		for _, re := range f.exclRe {
+			if re.MatchString(name) {
+				return false
+			}
+		}
+	}
+	return pol.wants(name, boot)
+}
+
+// instrumenters are per-goroutine rewriters (an Instrumenter is not safe
+// for concurrent use).
+var instrumenters = sync.Pool{New: func() any {
+	cfg := instrument.DefaultConfig()
+	cfg.PassThrowable = true
+	cfg.Exclude = append(cfg.Exclude, "io/tadpole/")
+	cfg.MethodSig = func(class, name, desc string, access int, sig string) (int32, bool) {
+		return agent.NewMethod(sig).ID(), true
+	}
+	x, err := instrument.New(&cfg)
+	if err != nil {
+		return nil
+	}
+	return x
+}}
+
+// tpjGoTransform is the class file load hook's Go side: it rewrites the
+// class when the policy selects it. It returns 1 with the new class file
+// in *out (malloc'd, *outLen bytes), or 0 to leave the class as it is.
+//
+//export tpjGoTransform
+func tpjGoTransform(name *C.char, boot, redefined C.int, data unsafe.Pointer, n C.int, out *unsafe.Pointer, outLen *C.int) (rc C.int) {
+	cname := ""
+	defer func() {
+		if r := recover(); r != nil {
+			agent.ReportClass(bytefrog.MsgClassTransformFailed, cname)
+			rc = 0
+		}
+	}()
+	cname = C.GoString(name)
+	if !traced(cname, boot != 0) {
+		if boot == 0 && !isJDK(cname) && redefined == 0 {
+			agent.ReportClass(bytefrog.MsgClassIgnored, cname)
+		}
+		return 0
+	}
+	if n <= 0 || data == nil {
+		return 0
+	}
+	in := unsafe.Slice((*byte)(data), int(n))
+	b, partial, err := transform(in)
+	report := bytefrog.MsgClassTransformed
+	switch {
+	case err != nil || partial:
+		report = bytefrog.MsgClassTransformFailed
+	case b == nil:
+		report = bytefrog.MsgClassIgnored
+	}
+	if b != nil {
+		transformed.Store(cname, struct{}{})
+		p := C.malloc(C.size_t(len(b)))
+		if p == nil {
+			return 0
+		}
+		copy(unsafe.Slice((*byte)(p), len(b)), b)
+		*out, *outLen = p, C.int(len(b))
+		rc = 1
+	}
+	agent.ReportClass(report, cname)
+	return rc
+}
+
+func isJDK(name string) bool {
+	for _, pre := range jdkPrefixes {
+		if strings.HasPrefix(name, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// transform rewrites one class. out is nil when nothing was instrumented;
+// partial reports methods left alone (too large, unsupported constructor
+// flow); err a class that could not be rewritten, which loads unchanged.
+func transform(in []byte) (out []byte, partial bool, err error) {
+	x, _ := instrumenters.Get().(*instrument.Instrumenter)
+	if x == nil {
+		return nil, false, ErrNoInstrumenter
+	}
+	defer instrumenters.Put(x)
+	b, res, err := x.InstrumentClass(in)
+	if err != nil {
+		return nil, false, err
+	}
+	if res != nil {
+		partial = res.Instrumented() < len(res.Methods)
+	}
+	if b == nil {
+		return nil, partial, nil
+	}
+	// The rewriter reuses its buffers for the next class.
+	return append([]byte(nil), b...), partial, nil
+}
+
+// tpjGoProbeFlush hands a thread's probe words to the agent.
+//
+//export tpjGoProbeFlush
+func tpjGoProbeFlush(tid C.int64_t, p *C.int64_t, n C.int) {
+	defer func() { recover() }()
+	if n <= 0 || p == nil {
+		return
+	}
+	ev := unsafe.Slice((*int64)(unsafe.Pointer(p)), int(n))
+	agent.SubmitProbes(uint64(tid), ev)
+}
+
+// tpjGoExcType registers an exception class name (Class.getName) and
+// returns its id.
+//
+//export tpjGoExcType
+func tpjGoExcType(name *C.char) (id C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			id = 0
+		}
+	}()
+	return C.int(agent.NewExceptionType(C.GoString(name)).ID())
+}
+
+// transformed holds the names of the classes given probes so far: a
+// retransformation revisits them, so that a class the policy no longer
+// selects loses its probes.
+var transformed sync.Map
+
+// tpjGoRetransformWanted reports whether a loaded class (boot: of the
+// bootstrap loader) is to be retransformed: the policy selects it now, or
+// it was given probes before.
+//
+//export tpjGoRetransformWanted
+func tpjGoRetransformWanted(name *C.char, boot C.int) (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			rc = 0
+		}
+	}()
+	n := C.GoString(name)
+	if _, ok := transformed.Load(n); ok || traced(n, boot != 0) {
+		return 1
+	}
+	return 0
+}
+
+// appliedFilters is the last set of HQ class filters the loaded classes
+// were retransformed for ("" none).
+var appliedFilters atomic.Value
+
+func init() {
+	appliedFilters.Store("")
+	agent.AddModeHook(func(m bytefrog.Mode) {
+		if m != bytefrog.ModeTracing {
+			return
+		}
+		excl, incl, _ := agent.ClassFilters()
+		key := strings.Join(excl, "\x00") + "\x01" + strings.Join(incl, "\x00")
+		if len(excl)+len(incl) == 0 {
+			key = ""
+		}
+		if appliedFilters.Swap(key) != key {
+			C.tpj_probe_want_retransform()
+		}
+	})
+}

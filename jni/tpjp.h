@@ -1,0 +1,31 @@
+/*
+ * tpjp.h: method tracing (probe.c), called from jvmti.c. Private to jni's
+ * C files: it includes jni.h through tpjc.h.
+ */
+#ifndef TADPOLE_JNI_TPJP_H
+#define TADPOLE_JNI_TPJP_H
+
+#include "tpjc.h"
+
+/* tpj_probe_onload takes the method-tracing options (trace=) out of
+ * options and returns the rest (malloc'd; NULL on failure), writes the
+ * probe jar onto the boot class path and adds the capabilities. Method
+ * tracing stays off when that fails. */
+char *tpj_probe_onload(jvmtiEnv *jvmti, const char *options);
+/* tpj_probe_callbacks sets the class file load hook in cb. */
+void tpj_probe_callbacks(jvmtiEventCallbacks *cb);
+/* tpj_probe_begin binds io.tadpole.Probe's natives, starts its tick
+ * thread and turns the probes on when tracing (VMInit, OnAttach). */
+int tpj_probe_begin(JNIEnv *env);
+/* tpj_probe_thread_end flushes the ending thread's buffer. */
+void tpj_probe_thread_end(JNIEnv *env);
+/* tpj_probe_death turns the probes off and flushes every buffer. */
+void tpj_probe_death(JNIEnv *env);
+
+/* tpj_probe_retransform retransforms the loaded classes whose probes the
+ * policy may change (Agent_OnAttach; HQ's filters changed). */
+void tpj_probe_retransform(JNIEnv *env);
+/* tpj_probe_own reports whether thread is the probes' tick thread. */
+int tpj_probe_own(JNIEnv *env, jthread thread);
+
+#endif /* TADPOLE_JNI_TPJP_H */
