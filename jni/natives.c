@@ -12,6 +12,7 @@
 
 #include "tp.h"
 #include "tpjc.h"
+#include "tpjp.h"
 #include "_cgo_export.h"
 
 /* Bytes of a string copied on the stack; longer strings are malloc'd. */
@@ -154,8 +155,10 @@ static int tpj_record_str(JNIEnv *env, jobject record, const char *name, struct 
 /* tpj_lttng records one JUL record into the LTTng sessions as
  * lttng_jul:event, with the fields the official LTTng Java agent fills
  * (JulHandler calls it when log0 returned 1): the source class and method
- * are found from the stack as JUL finds them (source.c), or asked of the
- * record (LogRecord.getSourceClassName) when it may carry its own. */
+ * are those of the call site when the calling class was rewritten (the
+ * rewriter named it: no stack walk), else found from the stack as JUL
+ * finds them (source.c), or asked of the record
+ * (LogRecord.getSourceClassName) when it may carry its own. */
 static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, jstring msg, jstring logger,
                               jlong millis, jint level, jint tid) {
 	(void)cls;
@@ -163,8 +166,11 @@ static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, j
 	m.heap = l.heap = c.heap = f.heap = NULL;
 	char sc[TPJ_SRC_NAME], sm[TPJ_SRC_NAME];
 	const char *cp = sc, *mp = sm;
+	int site = tp_lttng_source() ? tpj_probe_site(env) : 0;
 	if (!tp_lttng_source()) {
 		cp = mp = ""; /* lttng_source=off */
+	} else if (site > 0 && tpj_site_get(site, &cp, &mp) == 0) {
+		/* the call site: the rewriter named the calling method */
 	} else if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
 		if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
 		    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)

@@ -268,6 +268,18 @@ static int tpj_exc(JNIEnv *env) {
 	return 0;
 }
 
+/* Probe.takeSite, once Probe is bound: the call site of the running
+ * java.util.logging call. */
+static _Atomic(jmethodID) tpj_take_site;
+
+int tpj_probe_site(JNIEnv *env) {
+	jmethodID m = atomic_load(&tpj_take_site);
+	if (m == NULL)
+		return 0;
+	jint id = (*env)->CallStaticIntMethod(env, tpj_probe_class, m);
+	return tpj_exc(env) ? 0 : (int)id;
+}
+
 static const char *tpj_probe_classes[] = {"io/tadpole/Probe$Buf", "io/tadpole/Probe$Tick", "io/tadpole/Probe$1"};
 
 int tpj_probe_begin(JNIEnv *env) {
@@ -313,6 +325,10 @@ int tpj_probe_begin(JNIEnv *env) {
 			return -1;
 		}
 		tpj_probe_class = (jclass)(*env)->NewGlobalRef(env, c);
+		jmethodID take = (*env)->GetStaticMethodID(env, c, "takeSite", "()I");
+		if (take == NULL)
+			tpj_exc(env); /* records' sources come from the stack */
+		atomic_store(&tpj_take_site, take);
 		jmethodID start = (*env)->GetStaticMethodID(env, c, "start", "()Ljava/lang/Thread;");
 		if (start == NULL) {
 			tpj_exc(env);

@@ -25,6 +25,10 @@ void tpj_probe_death(JNIEnv *env);
 /* tpj_probe_retransform retransforms the loaded classes whose probes the
  * policy may change (Agent_OnAttach; HQ's filters changed). */
 void tpj_probe_retransform(JNIEnv *env);
+/* tpj_probe_site returns the call site of the java.util.logging call
+ * running on the calling thread, and clears it; 0 when none (the call is
+ * not in a rewritten class, or no site probes). */
+int tpj_probe_site(JNIEnv *env);
 /* tpj_probe_own reports whether thread is the probes' tick thread. */
 int tpj_probe_own(JNIEnv *env, jthread thread);
 

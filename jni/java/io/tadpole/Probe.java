@@ -69,6 +69,7 @@ public final class Probe {
 	}
 
 	public static void bubble(Throwable t, int id) {
+		siteEnd(); // a log call that threw out of this frame
 		if (!on)
 			return;
 		try {
@@ -80,6 +81,50 @@ public final class Probe {
 		} catch (Throwable x) {
 			// never into the application
 		}
+	}
+
+	/**
+	 * Per thread, the call site of the java.util.logging call running on
+	 * it (jvm/instrument's call-site probes; the agent maps the id to the
+	 * calling class and method), 0 outside one: the source of a record
+	 * without a stack walk.
+	 */
+	static final ThreadLocal<int[]> SITE = new ThreadLocal<int[]>();
+
+	public static void site(int id) {
+		try {
+			int[] s = SITE.get();
+			if (s == null) {
+				s = new int[1];
+				SITE.set(s);
+			}
+			s[0] = id;
+		} catch (Throwable x) {
+			// never into the application
+		}
+	}
+
+	public static void siteEnd() {
+		try {
+			int[] s = SITE.get();
+			if (s != null)
+				s[0] = 0;
+		} catch (Throwable x) {
+			// never into the application
+		}
+	}
+
+	/**
+	 * takeSite returns the calling thread's call site and clears it, so that
+	 * a record logged while this one is handled finds its own source.
+	 */
+	static int takeSite() {
+		int[] s = SITE.get();
+		if (s == null)
+			return 0;
+		int v = s[0];
+		s[0] = 0;
+		return v;
 	}
 
 	/** Exception type ids, one native call per Throwable class. */
