@@ -12,7 +12,6 @@
 
 #include "tp.h"
 #include "tpjc.h"
-#include "tpjp.h"
 #include "_cgo_export.h"
 
 /* Bytes of a string copied on the stack; longer strings are malloc'd. */
@@ -160,13 +159,12 @@ static int tpj_record_str(JNIEnv *env, jobject record, const char *name, struct 
  * finds them (source.c), or asked of the record
  * (LogRecord.getSourceClassName) when it may carry its own. */
 static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, jstring msg, jstring logger,
-                              jlong millis, jint level, jint tid) {
+                              jlong millis, jint level, jint tid, jint site) {
 	(void)cls;
 	struct tpj_str m, l, c, f;
 	m.heap = l.heap = c.heap = f.heap = NULL;
 	char sc[TPJ_SRC_NAME], sm[TPJ_SRC_NAME];
 	const char *cp = sc, *mp = sm;
-	int site = tp_lttng_source() ? tpj_probe_site(env) : 0;
 	if (!tp_lttng_source()) {
 		cp = mp = ""; /* lttng_source=off */
 	} else if (site > 0 && tpj_site_get(site, &cp, &mp) == 0) {
@@ -302,7 +300,7 @@ static JNINativeMethod tpj_methods[] = {
 	{"loggerRegister0", "(Ljava/lang/String;)I", (void *)tpj_logger_register},
 	{"loggerEnabled0", "(I)Z", (void *)tpj_logger_enabled},
 	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;I)I", (void *)tpj_log},
-	{"lttng0", "(ILjava/lang/Object;Ljava/lang/String;Ljava/lang/String;JII)V", (void *)tpj_lttng},
+	{"lttng0", "(ILjava/lang/Object;Ljava/lang/String;Ljava/lang/String;JIII)V", (void *)tpj_lttng},
 	{"initialized0", "(Ljava/lang/Class;)Z", (void *)tpj_initialized},
 	{"selfTest0", "(I)I", (void *)tpj_self_test},
 };

@@ -268,16 +268,18 @@ static int tpj_exc(JNIEnv *env) {
 	return 0;
 }
 
-/* Probe.takeSite, once Probe is bound: the call site of the running
- * java.util.logging call. */
-static _Atomic(jmethodID) tpj_take_site;
-
-int tpj_probe_site(JNIEnv *env) {
-	jmethodID m = atomic_load(&tpj_take_site);
-	if (m == NULL)
-		return 0;
-	jint id = (*env)->CallStaticIntMethod(env, tpj_probe_class, m);
-	return tpj_exc(env) ? 0 : (int)id;
+void tpj_probe_sites(JNIEnv *env, jclass tadpole) {
+	if (!atomic_load(&tpj_probe_bound) || tadpole == NULL)
+		return;
+	jfieldID pf = (*env)->GetStaticFieldID(env, tpj_probe_class, "SITES", "Ljava/util/function/IntSupplier;");
+	jobject s = pf != NULL ? (*env)->GetStaticObjectField(env, tpj_probe_class, pf) : NULL;
+	jfieldID tf = (*env)->GetStaticFieldID(env, tadpole, "sites", "Ljava/util/function/IntSupplier;");
+	if (s != NULL && tf != NULL)
+		(*env)->SetStaticObjectField(env, tadpole, tf, s);
+	if (tpj_exc(env))
+		tpj_warn("no call sites: JUL records' sources come from the stack");
+	if (s != NULL)
+		(*env)->DeleteLocalRef(env, s);
 }
 
 static const char *tpj_probe_classes[] = {"io/tadpole/Probe$Buf", "io/tadpole/Probe$Tick", "io/tadpole/Probe$1"};
@@ -325,10 +327,6 @@ int tpj_probe_begin(JNIEnv *env) {
 			return -1;
 		}
 		tpj_probe_class = (jclass)(*env)->NewGlobalRef(env, c);
-		jmethodID take = (*env)->GetStaticMethodID(env, c, "takeSite", "()I");
-		if (take == NULL)
-			tpj_exc(env); /* records' sources come from the stack */
-		atomic_store(&tpj_take_site, take);
 		jmethodID start = (*env)->GetStaticMethodID(env, c, "start", "()Ljava/lang/Thread;");
 		if (start == NULL) {
 			tpj_exc(env);

@@ -25,10 +25,10 @@ void tpj_probe_death(JNIEnv *env);
 /* tpj_probe_retransform retransforms the loaded classes whose probes the
  * policy may change (Agent_OnAttach; HQ's filters changed). */
 void tpj_probe_retransform(JNIEnv *env);
-/* tpj_probe_site returns the call site of the java.util.logging call
- * running on the calling thread, and clears it; 0 when none (the call is
- * not in a rewritten class, or no site probes). */
-int tpj_probe_site(JNIEnv *env);
+/* tpj_probe_sites hands Probe.SITES, the call site of the running
+ * java.util.logging call, to the JUL handler (Tadpole.sites), once Probe
+ * is bound. */
+void tpj_probe_sites(JNIEnv *env, jclass tadpole);
 /* tpj_probe_own reports whether thread is the probes' tick thread. */
 int tpj_probe_own(JNIEnv *env, jthread thread);
 

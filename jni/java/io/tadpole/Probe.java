@@ -115,17 +115,24 @@ public final class Probe {
 	}
 
 	/**
-	 * takeSite returns the calling thread's call site and clears it, so that
-	 * a record logged while this one is handled finds its own source.
+	 * Sites hands the calling thread's call site to the agent's JUL handler
+	 * (a class of another loader, which cannot name this one), and clears
+	 * it, so that a record logged while this one is handled finds its own
+	 * source. The agent puts SITES into Tadpole.sites.
 	 */
-	static int takeSite() {
-		int[] s = SITE.get();
-		if (s == null)
-			return 0;
-		int v = s[0];
-		s[0] = 0;
-		return v;
+	static final class Sites implements java.util.function.IntSupplier {
+		@Override
+		public int getAsInt() {
+			int[] s = SITE.get();
+			if (s == null)
+				return 0;
+			int v = s[0];
+			s[0] = 0;
+			return v;
+		}
 	}
+
+	public static final java.util.function.IntSupplier SITES = new Sites();
 
 	/** Exception type ids, one native call per Throwable class. */
 	static final ClassValue<Integer> TYPES = new ClassValue<Integer>() {
