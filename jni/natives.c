@@ -175,8 +175,10 @@ static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, j
 			goto out;
 		cp = c.p, mp = f.p;
 	}
-	if (tpj_utf(env, msg, &m) == 0 && tpj_utf(env, logger, &l) == 0)
-		tp_lttng_log(h, m.p, l.p, cp, mp, (int64_t)millis, level, tid);
+	/* The logger's name is kept in C since its registration: no copy. */
+	int named = tp_lttng_named(h);
+	if (tpj_utf(env, msg, &m) == 0 && (named || tpj_utf(env, logger, &l) == 0))
+		tp_lttng_log(h, m.p, named ? NULL : l.p, cp, mp, (int64_t)millis, level, tid);
 out:
 	tpj_str_free(&f);
 	tpj_str_free(&c);
