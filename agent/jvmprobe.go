@@ -31,10 +31,13 @@ const (
 var ErrBadProbe = fmt.Errorf("%w: bad probe buffer", ErrBadBatch)
 
 // AppendProbeBatch converts probe words into host batch records (see
-// SubmitBatch) appended to dst. Every method and exception id must be
-// registered (NewMethod, NewExceptionType).
+// SubmitBatch) appended to dst. A word naming an unregistered method or
+// exception id (NewMethod, NewExceptionType), of an unknown kind, or an
+// exception word without its type is left out, and the first such problem
+// is returned (ErrBadProbe) with the records of the other words.
 func AppendProbeBatch(dst []byte, ev []int64) ([]byte, error) {
 	var mono int64
+	var bad error
 	methods, excs := uint32(methodNames.count.Load()), uint32(exceptionNames.count.Load())
 	n := len(dst)
 	need := n + len(ev)*BatchHeaderSize
@@ -61,23 +64,35 @@ func AppendProbeBatch(dst []byte, ev []int64) ([]byte, error) {
 			r[0] = BatchExit
 		case ProbeThrown, ProbeBubble:
 			if i+1 >= len(ev) {
-				return dst[:n], fmt.Errorf("%w: exception word %d lacks its type", ErrBadProbe, i)
+				if bad == nil {
+					bad = fmt.Errorf("%w: exception word %d lacks its type", ErrBadProbe, i)
+				}
+				continue
 			}
 			i++
 			exc = uint32(ev[i])
 			if exc-1 >= excs {
-				return dst[:n], fmt.Errorf("%w: exception id %d not registered", ErrBadProbe, int32(exc))
+				if bad == nil {
+					bad = fmt.Errorf("%w: exception id %d not registered", ErrBadProbe, int32(exc))
+				}
+				continue
 			}
 			r[0] = BatchThrow
 			if k == ProbeBubble {
 				r[0], line = BatchBubble, bytefrog.NoLine
 			}
 		default:
-			return dst[:n], fmt.Errorf("%w: kind %d at word %d", ErrBadProbe, k, i)
+			if bad == nil {
+				bad = fmt.Errorf("%w: kind %d at word %d", ErrBadProbe, k, i)
+			}
+			continue
 		}
 		m := uint32(v >> 8)
 		if m-1 >= methods {
-			return dst[:n], fmt.Errorf("%w: method id %d not registered", ErrBadProbe, int32(m))
+			if bad == nil {
+				bad = fmt.Errorf("%w: method id %d not registered", ErrBadProbe, int32(m))
+			}
+			continue
 		}
 		r[1] = 0
 		binary.LittleEndian.PutUint16(r[2:], line)
@@ -87,12 +102,13 @@ func AppendProbeBatch(dst []byte, ev []int64) ([]byte, error) {
 		binary.LittleEndian.PutUint64(r[16:], uint64(mono))
 		n += BatchHeaderSize
 	}
-	return dst[:n], nil
+	return dst[:n], bad
 }
 
 // SubmitProbes records a JVM thread's probe words (thread: its Java thread
 // id) as one batch: consecutive sequence numbers, the thread's order kept.
-// It returns the number of events taken (0 when not tracing).
+// It returns the number of events taken (0 when not tracing); bad words
+// are left out and reported (ErrBadProbe) while the rest is recorded.
 func SubmitProbes(thread uint64, ev []int64) (int, error) {
 	if active.Load() == nil {
 		return 0, nil
@@ -100,12 +116,12 @@ func SubmitProbes(thread uint64, ev []int64) (int, error) {
 	bp := batchPool.Get().(*[]byte)
 	b, err := AppendProbeBatch((*bp)[:0], ev)
 	*bp = b
-	if err != nil || len(b) == 0 {
+	if len(b) == 0 {
 		batchPool.Put(bp)
 		return 0, err
 	}
 	// The records are checked as they are made: no second pass.
-	return submitBatch(thread, b, bp, len(b)/BatchHeaderSize), nil
+	return submitBatch(thread, b, bp, len(b)/BatchHeaderSize), err
 }
 
 // ReportClass queues a class report for HQ: t is MsgClassTransformed,

@@ -56,9 +56,14 @@ func TestAppendProbeBatch(t *testing.T) {
 			t.Errorf("record %d: %+v method %d; want %+v method %d", i, got, binary.LittleEndian.Uint32(r[4:]), want[i], m)
 		}
 	}
-	for _, bad := range [][]int64{{int64(m)<<8 | 9}, {int64(m)<<8 | ProbeThrown}, {1 << 38}, {int64(m)<<8 | ProbeBubble, 1 << 30}} {
-		if _, err := AppendProbeBatch(nil, bad); !errors.Is(err, ErrBadProbe) || !errors.Is(err, ErrBadBatch) {
-			t.Errorf("%x: err %v; want ErrBadProbe", bad, err)
+	if b, err := AppendProbeBatch(nil, []int64{int64(m)<<8 | ProbeThrown}); !errors.Is(err, ErrBadProbe) || len(b) != 0 {
+		t.Errorf("exception word without its type: %d bytes, err %v; want none and ErrBadProbe", len(b), err)
+	}
+	for _, bad := range [][]int64{{int64(m)<<8 | 9}, {1 << 38}, {int64(m)<<8 | ProbeBubble, 1 << 30}} {
+		// A bad word is left out; the entry after it is kept.
+		b, err := AppendProbeBatch(nil, append(bad, int64(m)<<8|ProbeEntry))
+		if !errors.Is(err, ErrBadProbe) || !errors.Is(err, ErrBadBatch) || len(b) != BatchHeaderSize || b[0] != BatchEntry {
+			t.Errorf("%x: %d bytes, err %v; want the entry and ErrBadProbe", bad, len(b), err)
 		}
 	}
 	if n, err := SubmitProbes(1, w); n != 0 || err != nil {

@@ -122,6 +122,34 @@
 // source may be explicit; empty with lttng_source=off), getMillis, the
 // level and getThreadID. lttng-ust applies the sessions' filters.
 //
+// # Method tracing
+//
+// probe.c and probe.go (docs/jvm-tracing.md). Agent_OnLoad (and
+// Agent_OnAttach) takes trace= out of the options (its patterns may be
+// separated by commas; TADPOLE_TRACE applies too), writes the probes' helper
+// io.tadpole.Probe (jni/java, with its nested classes) into a jar on the
+// bootstrap class path and adds can_retransform_classes; trace=none skips
+// all of it. VMInit binds Probe's natives, starts its tick thread
+// ("tadpole-tick", left out of the trace) and enables the class file load
+// hook, which hands each class to the rewriter (jvm/instrument) when the
+// policy selects it: HQ's inclusions, HQ's exclusions, then trace= or
+// application classes. Method ids are agent.NewMethod handles of the
+// Bytefrog signatures, so a retransformed or reloaded class keeps them; each
+// class is reported to HQ (ClassTransformed, ClassIgnored,
+// ClassTransformFailed). A class that fails to rewrite loads unchanged.
+//
+// Probes append one long per event to the thread's Java buffer; a full
+// buffer crosses JNI once (flush0) and reaches the agent as one host batch
+// (agent.SubmitProbes). ThreadEnd flushes the ending thread's buffer before
+// its BatchEnd record, VMDeath every registered buffer before tadpole_stop;
+// the thread's C API buffer (its name) is handed over first. A JUL record
+// (log0) first hands the thread's probe events over, and the thread's C
+// API buffer then goes before its next probe buffer, so records and calls
+// keep the thread's order. The tick
+// thread keeps the probes' millisecond clock and Probe.on (tadpole_tracing),
+// and retransforms the loaded classes when HQ's class filters change;
+// Agent_OnAttach retransforms them before it returns.
+//
 // # Signals and panics
 //
 // Go forwards faults that do not come from Go code to the JVM's saved

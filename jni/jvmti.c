@@ -285,7 +285,7 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	}
 	int rc = tadpole_start(opts != NULL ? opts : options);
 	free(opts);
-	if (tpj_probe_begin(env) == 0) /* method tracing: probes on once tracing */
+	if (tpj_probe_begin(env, rc == TADPOLE_OK) == 0) /* method tracing: probes on once tracing */
 		tpj_probe_sites(env, tpj_tadpole);
 	if (rc != TADPOLE_OK && !tp_lttng_registered())
 		return; /* tadpole_start logged why, once, as the options say */

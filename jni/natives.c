@@ -12,6 +12,7 @@
 
 #include "tp.h"
 #include "tpjc.h"
+#include "tpjp.h"
 #include "_cgo_export.h"
 
 /* Bytes of a string copied on the stack; longer strings are malloc'd. */
@@ -236,6 +237,7 @@ static jint JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 	int d = tp_jlog_accept(h, level);
 	if (d == TP_LOG_DROP)
 		return lt;
+	tpj_probe_before_log(env); /* method tracing: the thread's calls so far go first (probe.c) */
 	const char *std = level_name == NULL ? tpj_jul_level(level) : NULL;
 	/* JulHandler passes NULL for standard levels only; the agent names any
 	 * other value on its domain's scale. */

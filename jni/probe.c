@@ -22,11 +22,16 @@
 static atomic_int tpj_hook_on;
 /* 1 once Probe's natives are bound. */
 static atomic_int tpj_probe_bound;
+/* 1 once the class file load hook is enabled: at VM start when the agent
+ * started, else when tracing first begins (then the loaded classes are
+ * retransformed). */
+static atomic_int tpj_hook_enabled;
+static void tpj_enable_hook(void);
 
 static jclass tpj_probe_class; /* global ref */
 static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
 static jfieldID tpj_probe_on;
-static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid, tpj_buf_gen, tpj_probe_gen;
+static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid, tpj_buf_gen, tpj_probe_gen, tpj_buf_last;
 /* 1 when the loaded classes are to be retransformed (HQ's filters changed). */
 static atomic_int tpj_retransform_wanted;
 
@@ -36,6 +41,9 @@ static __thread int64_t *tpj_my_copy;
 /* 1 once the thread handed a probe buffer over: its C API records (its
  * name) went first. */
 static __thread int tpj_my_flushed;
+/* 1 when the thread logged into its C API buffer since its last probe
+ * flush: that buffer goes first at the next one. */
+static __thread int tpj_my_logged;
 
 /* The registry of every live thread's buffer, for VMDeath. */
 static pthread_mutex_t tpj_reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -123,11 +131,13 @@ static void tpj_flush_array(JNIEnv *env, jlongArray a, jint n, jlong tid) {
 
 static void JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlongArray a, jint n, jlong tid) {
 	(void)cls;
-	if (!tpj_my_flushed) {
-		/* The thread's C API buffer (its name from ThreadStart) goes first,
-		 * so that HQ names the thread before its first call. */
+	if (!tpj_my_flushed || tpj_my_logged) {
+		/* The thread's C API buffer (its name from ThreadStart, its log
+		 * records) goes first, so that HQ names the thread before its first
+		 * call and gets its log records in order with its calls. */
 		tadpole_flush();
 		tpj_my_flushed = 1;
+		tpj_my_logged = 0;
 	}
 	tpj_flush_array(env, a, n, tid);
 }
@@ -172,7 +182,12 @@ static jint JNICALL tpj_probe_exc_type(JNIEnv *env, jclass cls, jstring name) {
 
 static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
 	(void)env, (void)cls;
-	return (tadpole_tracing() ? 1 : 0) | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
+	int tracing = tadpole_tracing();
+	if (tracing && atomic_load(&tpj_hook_on) && !atomic_load(&tpj_hook_enabled)) {
+		tpj_enable_hook(); /* the first run began after VM start */
+		atomic_store(&tpj_retransform_wanted, 1);
+	}
+	return (tracing ? 1 : 0) | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
 }
 
 void tpj_probe_want_retransform(void) { atomic_store(&tpj_retransform_wanted, 1); }
@@ -255,6 +270,7 @@ static void tpj_flush_buf(JNIEnv *env, jobject buf) {
 		n = 0; /* events of an earlier tracing generation: not this run's */
 	jlong tid = (*env)->GetLongField(env, buf, tpj_buf_tid);
 	(*env)->SetIntField(env, buf, tpj_buf_n, 0);
+	(*env)->SetLongField(env, buf, tpj_buf_last, -1); /* the next event writes a time word first */
 	tpj_flush_array(env, a, n, tid);
 	if (a != NULL)
 		(*env)->DeleteLocalRef(env, a);
@@ -284,7 +300,13 @@ void tpj_probe_sites(JNIEnv *env, jclass tadpole) {
 
 static const char *tpj_probe_classes[] = {"io/tadpole/Probe$Buf", "io/tadpole/Probe$Tick", "io/tadpole/Probe$1"};
 
-int tpj_probe_begin(JNIEnv *env) {
+/* tpj_enable_hook enables the class file load hook once. */
+static void tpj_enable_hook(void) {
+	if (!atomic_exchange(&tpj_hook_enabled, 1))
+		(*tpj_jvmti)->SetEventNotificationMode(tpj_jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
+}
+
+int tpj_probe_begin(JNIEnv *env, int started) {
 	if (!atomic_load(&tpj_hook_on))
 		return -1;
 	if (!atomic_load(&tpj_probe_bound)) {
@@ -319,9 +341,10 @@ int tpj_probe_begin(JNIEnv *env) {
 		tpj_buf_n = (*env)->GetFieldID(env, buf, "n", "I");
 		tpj_buf_tid = (*env)->GetFieldID(env, buf, "tid", "J");
 		tpj_buf_gen = (*env)->GetFieldID(env, buf, "bufGen", "I");
+		tpj_buf_last = (*env)->GetFieldID(env, buf, "last", "J");
 		tpj_probe_gen = (*env)->GetStaticFieldID(env, c, "gen", "I");
 		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
-		    tpj_buf_gen == NULL || tpj_probe_gen == NULL) {
+		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL) {
 			tpj_exc(env);
 			tpj_warn("io.tadpole.Probe lacks its fields: methods are not traced");
 			return -1;
@@ -343,7 +366,10 @@ int tpj_probe_begin(JNIEnv *env) {
 		(*env)->DeleteLocalRef(env, c);
 		atomic_store(&tpj_probe_bound, 1);
 	}
-	(*tpj_jvmti)->SetEventNotificationMode(tpj_jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
+	/* Without a run (no HQ configured) the hook waits for tracing to begin:
+	 * no class is hooked or rewritten in a JVM that is never traced. */
+	if (started)
+		tpj_enable_hook();
 	if (tadpole_tracing())
 		(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_TRUE);
 	return 0;
@@ -386,4 +412,17 @@ void tpj_probe_death(JNIEnv *env) {
 int tpj_probe_own(JNIEnv *env, jthread thread) {
 	jobject t = atomic_load(&tpj_tick_thread);
 	return t != NULL && (*env)->IsSameObject(env, thread, t);
+}
+
+void tpj_probe_before_log(JNIEnv *env) {
+	jobject b = tpj_my_buf;
+	if (b != NULL && atomic_load_explicit(&tpj_probe_bound, memory_order_relaxed) &&
+	    (*env)->GetIntField(env, b, tpj_buf_n) > 0) {
+		if (!tpj_my_flushed || tpj_my_logged) {
+			tadpole_flush(); /* older log records (and the name) first */
+			tpj_my_flushed = 1;
+		}
+		tpj_flush_buf(env, b);
+	}
+	tpj_my_logged = 1;
 }

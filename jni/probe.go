@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/agent"
@@ -398,14 +399,14 @@ func tpjGoTransform(name *C.char, boot, redefined C.int, data unsafe.Pointer, n 
 	cname := ""
 	defer func() {
 		if r := recover(); r != nil {
-			agent.ReportClass(bytefrog.MsgClassTransformFailed, cname)
+			report(bytefrog.MsgClassTransformFailed, cname)
 			rc = 0
 		}
 	}()
 	cname = C.GoString(name)
 	if !traced(cname, boot != 0) {
 		if boot == 0 && !isJDK(cname) && redefined == 0 {
-			agent.ReportClass(bytefrog.MsgClassIgnored, cname)
+			report(bytefrog.MsgClassIgnored, cname)
 		}
 		return 0
 	}
@@ -414,12 +415,12 @@ func tpjGoTransform(name *C.char, boot, redefined C.int, data unsafe.Pointer, n 
 	}
 	in := unsafe.Slice((*byte)(data), int(n))
 	b, partial, err := transform(in)
-	report := bytefrog.MsgClassTransformed
+	kind := bytefrog.MsgClassTransformed
 	switch {
 	case err != nil || partial:
-		report = bytefrog.MsgClassTransformFailed
+		kind = bytefrog.MsgClassTransformFailed
 	case b == nil:
-		report = bytefrog.MsgClassIgnored
+		kind = bytefrog.MsgClassIgnored
 	}
 	if b != nil {
 		transformed.Store(cname, struct{}{})
@@ -431,7 +432,7 @@ func tpjGoTransform(name *C.char, boot, redefined C.int, data unsafe.Pointer, n 
 		*out, *outLen = p, C.int(len(b))
 		rc = 1
 	}
-	agent.ReportClass(report, cname)
+	report(kind, cname)
 	return rc
 }
 
@@ -515,6 +516,60 @@ func tpjGoRetransformWanted(name *C.char, boot C.int) (rc C.int) {
 	return 0
 }
 
+// classReport is a class report made while no run was on, sent when one
+// begins.
+type classReport struct {
+	kind bytefrog.MsgType
+	name string
+}
+
+// maxPendingReports bounds the reports kept for a run to come.
+const maxPendingReports = 16384
+
+var pendingReports struct {
+	sync.Mutex
+	list []classReport
+}
+
+// report sends a class report to HQ, or keeps it for the next run when
+// none is on.
+func report(kind bytefrog.MsgType, name string) {
+	if agent.ReportClass(kind, name) {
+		return
+	}
+	pendingReports.Lock()
+	if len(pendingReports.list) < maxPendingReports {
+		pendingReports.list = append(pendingReports.list, classReport{kind, name})
+	}
+	pendingReports.Unlock()
+}
+
+// sendPending sends the reports kept while no run was on, pacing itself
+// on the control queue; those it cannot send stay for the next run.
+func sendPending() {
+	pendingReports.Lock()
+	list := pendingReports.list
+	pendingReports.list = nil
+	pendingReports.Unlock()
+	for i, r := range list {
+		sent := false
+		for try := 0; try < 100 && !sent; try++ {
+			if sent = agent.ReportClass(r.kind, r.name); !sent {
+				if _, _, on := agent.ClassFilters(); !on {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		if !sent {
+			pendingReports.Lock()
+			pendingReports.list = append(list[i:len(list):len(list)], pendingReports.list...)
+			pendingReports.Unlock()
+			return
+		}
+	}
+}
+
 // appliedFilters is the last set of HQ class filters the loaded classes
 // were retransformed for ("" none).
 var appliedFilters atomic.Value
@@ -524,6 +579,12 @@ func init() {
 	agent.AddModeHook(func(m bytefrog.Mode) {
 		if m != bytefrog.ModeTracing {
 			return
+		}
+		pendingReports.Lock()
+		pending := len(pendingReports.list) > 0
+		pendingReports.Unlock()
+		if pending {
+			go sendPending()
 		}
 		excl, incl, _ := agent.ClassFilters()
 		key := strings.Join(excl, "\x00") + "\x01" + strings.Join(incl, "\x00")

@@ -15,8 +15,10 @@ char *tpj_probe_onload(jvmtiEnv *jvmti, const char *options);
 /* tpj_probe_callbacks sets the class file load hook in cb. */
 void tpj_probe_callbacks(jvmtiEventCallbacks *cb);
 /* tpj_probe_begin binds io.tadpole.Probe's natives, starts its tick
- * thread and turns the probes on when tracing (VMInit, OnAttach). */
-int tpj_probe_begin(JNIEnv *env);
+ * thread, enables the class hook when the agent started (started != 0;
+ * else once tracing begins) and turns the probes on when tracing (VMInit,
+ * OnAttach). */
+int tpj_probe_begin(JNIEnv *env, int started);
 /* tpj_probe_thread_end flushes the ending thread's buffer. */
 void tpj_probe_thread_end(JNIEnv *env);
 /* tpj_probe_death turns the probes off and flushes every buffer. */
@@ -29,6 +31,11 @@ void tpj_probe_retransform(JNIEnv *env);
  * java.util.logging call, to the JUL handler (Tadpole.sites), once Probe
  * is bound. */
 void tpj_probe_sites(JNIEnv *env, jclass tadpole);
+/* tpj_probe_before_log hands the calling thread's probe events over
+ * before it records a log record into its C API buffer, and notes that
+ * this buffer goes first at its next probe flush: log records and calls
+ * reach HQ in the thread's order. */
+void tpj_probe_before_log(JNIEnv *env);
 /* tpj_probe_own reports whether thread is the probes' tick thread. */
 int tpj_probe_own(JNIEnv *env, jthread thread);
 

@@ -3,6 +3,8 @@ package jtest
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -91,6 +94,12 @@ func throwLine(t *testing.T, e *Env) uint16 {
 // jt call entered, left by exit or bubble, each thread's calls nested and
 // balanced, every throw seen; and the methods of each kind of class mapped.
 func checkTrace(t *testing.T, e *Env, rep *hq.Report, c *testhq.Collector, want jtraceCounts, threads int) {
+	checkTraceOf(t, e, rep, c, want, threads, true)
+}
+
+// checkTraceOf is checkTrace; clinit false when jt/Work was initialized
+// before tracing began.
+func checkTraceOf(t *testing.T, e *Env, rep *hq.Report, c *testhq.Collector, want jtraceCounts, threads int, clinit bool) {
 	t.Helper()
 	testhq.CheckClean(t, rep, c, -1)
 	if rep.StackFaults != 0 || rep.UnmatchedExits != 0 {
@@ -105,11 +114,15 @@ func checkTrace(t *testing.T, e *Env, rep *hq.Report, c *testhq.Collector, want 
 			t.Errorf("excluded method traced: %s", sig)
 		}
 	}
-	for _, m := range []string{
-		"jt/Work.<clinit>", "jt/Work.fib", "jt/Work.<init>", "jt/Work$Inner.<init>", "jt/Work$Inner.twice",
+	kinds := []string{
+		"jt/Work.fib", "jt/Work.<init>", "jt/Work$Inner.<init>", "jt/Work$Inner.twice",
 		"jt/Work$Point.<init>", "jt/Work$Point.x", "jt/Work$Greeter.greet", "jt/Work$Hello.hello",
 		"jt/Work.lambda$job$0", "jt/Loaded.<init>", "jt/Loaded.run",
-	} {
+	}
+	if clinit {
+		kinds = append(kinds, "jt/Work.<clinit>")
+	}
+	for _, m := range kinds {
 		if _, ok := byName[m]; !ok {
 			t.Errorf("method %s not mapped; mapped: %v", m, methods)
 		}
@@ -253,5 +266,226 @@ func TestTraceStartupNoHQ(t *testing.T) {
 		runs, best[0], best[1], d, wall[0], wall[1], wall[1]-wall[0])
 	if d > 2*50*time.Millisecond {
 		t.Errorf("the agent without HQ adds %v of CPU to the JVM's start; want ≤ 50 ms (100 ms allowed here)", d)
+	}
+}
+
+// TestTraceAttach: the agent attached late (jcmd JVMTI.agent_load) gives
+// probes to the classes loaded before (retransformed) and after: HQ gets
+// every call the program makes once attached.
+func TestTraceAttach(t *testing.T) {
+	e := Build(t)
+	testpeers.RequireTools(t, "jcmd")
+	h := startHQ(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	const threads = 2
+	cmd := e.traceCmd(ctx, h.env(), false, "", "attach", strconv.Itoa(threads))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "JTrace ready" {
+		t.Fatalf("no ready line: %q %v\n%s", lines.Text(), lines.Err(), stderr.String())
+	}
+	jcmd := exec.CommandContext(ctx, "jcmd", strconv.Itoa(cmd.Process.Pid), "JVMTI.agent_load", e.Lib, `"trace=jt/**,!jt/Skip"`) // quoted: jcmd takes name=value for its own options
+	if b, err := jcmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "return code: 0") {
+		t.Fatalf("jcmd: %v\n%s", err, b)
+	}
+	if _, err := stdin.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	var want jtraceCounts
+	for lines.Scan() {
+		l := lines.Text()
+		if strings.HasPrefix(l, "JTrace calls=") {
+			fmt.Sscanf(l, "JTrace calls=%d bubbles=%d throws=%d skipped=%d", &want.calls, &want.bubbles, &want.throws, &want.skipped)
+		}
+	}
+	if err := cmd.Wait(); err != nil || want.calls == 0 {
+		t.Fatalf("JTrace: %v, counts %+v\n%s", err, want, stderr.String())
+	}
+	rep, c := h.waitRun(t)
+	checkTraceOf(t, e, rep, c, want, threads, false)
+	t.Logf("attached: %+v; classes %+v", want, rep.Classes)
+}
+
+// TestTraceSuspendStop: HQ suspends, unsuspends and stops the run while
+// the program calls; the probes switch off and on with it (the program
+// sees Probe.on follow), and the run stays clean: calls nest across the
+// data break, nothing is stamped inside the windows.
+func TestTraceSuspendStop(t *testing.T) {
+	e := Build(t)
+	h := &testHQ{testhq.Start(t, func(cfg *hq.Config) {
+		cfg.Script = "wait 300ms; suspend; wait 300ms; unsuspend; wait 300ms; stop"
+	})}
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	r := Run(e.traceCmd(ctx, h.env(), true, "trace=jt/**", "loop"))
+	if r.Err != nil || !strings.Contains(r.Stdout, "JTrace loop ons=2 offs=2 on=false") {
+		t.Fatalf("JTrace loop: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	rep, c := h.waitRun(t)
+	testhq.CheckClean(t, rep, c, -1)
+	if rep.StackFaults != 0 || rep.InWindow != 0 || len(c.Breaks()) != 1 {
+		t.Fatalf("stack faults %d, in window %d, breaks %v; want 0, 0, one", rep.StackFaults, rep.InWindow, c.Breaks())
+	}
+	if rep.Events[bytefrog.MsgMethodEntry] == 0 {
+		t.Fatal("no method entries")
+	}
+	t.Logf("%d entries, %d exits, %d unmatched exits", rep.Events[bytefrog.MsgMethodEntry], rep.Events[bytefrog.MsgMethodExit], rep.UnmatchedExits)
+}
+
+// TestTraceLateHQ: the JVM starts with HQ not yet there (hq_retry): its
+// classes get probes at load while nothing is recorded; once HQ answers
+// and starts the run, the probes turn on and every later call arrives.
+func TestTraceLateHQ(t *testing.T) {
+	e := Build(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	env := append(baseEnv(), "TADPOLE_HQ="+addr, "TADPOLE_HQ_RETRY=200ms", "TADPOLE_FLUSH_INTERVAL=5ms", "TADPOLE_LTTNG=off", "TADPOLE_LOG=none")
+	const threads = 2
+	cmd := e.traceCmd(ctx, env, true, "trace=jt/**,!jt/Skip", "attach", strconv.Itoa(threads))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "JTrace ready" {
+		t.Fatalf("no ready line: %q %v\n%s", lines.Text(), lines.Err(), stderr.String())
+	}
+	h := &testHQ{testhq.Start(t, func(cfg *hq.Config) { cfg.Listen = addr })}
+	r, err := h.Srv.NextRun(ctx)
+	if err != nil {
+		t.Fatalf("no run: %v\n%s", err, stderr.String())
+	}
+	if err := r.WaitMode(ctx, bytefrog.ModeTracing); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the probes' tick thread sees tracing within 20 ms
+	stdin.Write([]byte("go\n"))
+	stdin.Close()
+	var want jtraceCounts
+	for lines.Scan() {
+		if l := lines.Text(); strings.HasPrefix(l, "JTrace calls=") {
+			fmt.Sscanf(l, "JTrace calls=%d bubbles=%d throws=%d skipped=%d", &want.calls, &want.bubbles, &want.throws, &want.skipped)
+		}
+	}
+	if err := cmd.Wait(); err != nil || want.calls == 0 {
+		t.Fatalf("JTrace: %v, counts %+v\n%s", err, want, stderr.String())
+	}
+	rep, err := r.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.Collector(0)
+	<-c.Done()
+	checkTraceOf(t, e, rep, c, want, threads, false)
+}
+
+// TestTraceJavac: classes of a named JDK module (jdk.compiler) get probes
+// when the trace option selects them: the probes' helper on the boot class
+// path is readable from the module, and javac still compiles under
+// -Xverify:all.
+func TestTraceJavac(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "Hello.java")
+	if err := os.WriteFile(src, []byte("class Hello { public static void main(String[] a) { System.out.println(a.length); } }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "java", "-Xverify:all", "-agentpath:"+e.Lib+"=trace=com/sun/tools/javac/main/**",
+		"-m", "jdk.compiler/com.sun.tools.javac.Main", "-d", dir, src)
+	cmd.Env = h.env()
+	if r := Run(cmd); r.Err != nil {
+		t.Fatalf("javac: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Hello.class")); err != nil {
+		t.Fatal(err)
+	}
+	rep, c := h.waitRun(t)
+	testhq.CheckClean(t, rep, c, -1)
+	entries, ends := rep.Events[bytefrog.MsgMethodEntry], rep.Events[bytefrog.MsgMethodExit]+rep.Events[bytefrog.MsgExceptionBubble]
+	found := false
+	for _, sig := range c.Methods() {
+		if strings.HasPrefix(sig, "com/sun/tools/javac/main/JavaCompiler.compile;") {
+			found = true
+		}
+		if !strings.HasPrefix(sig, "com/sun/tools/javac/main/") {
+			t.Errorf("method outside the trace option: %s", sig)
+		}
+	}
+	if !found || entries == 0 || entries != ends {
+		t.Fatalf("JavaCompiler.compile mapped %v; %d entries, %d exits and bubbles", found, entries, ends)
+	}
+}
+
+// TestTraceJULOrder: JUL records logged between traced calls reach HQ
+// between them: the i-th record after the i-th entry of Work.logged and
+// before its exit.
+func TestTraceJULOrder(t *testing.T) {
+	e := Build(t)
+	h := startHQ(t)
+	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	defer cancel()
+	r := Run(e.traceCmd(ctx, h.env(), true, "trace=jt/**", "log"))
+	if r.Err != nil || !strings.Contains(r.Stdout, "JTrace log done") {
+		t.Fatalf("JTrace log: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+	}
+	rep, c := h.waitRun(t)
+	testhq.CheckClean(t, rep, c, -1)
+	var logged int32 = -1
+	for id, sig := range c.Methods() {
+		if strings.HasPrefix(sig, "jt/Work.logged;") {
+			logged = id
+		}
+	}
+	entered, left, records := 0, 0, 0
+	for _, ev := range c.Events() {
+		switch {
+		case ev.Type == bytefrog.MsgMethodEntry && ev.Method == logged:
+			entered++
+		case ev.Type == bytefrog.MsgMethodExit && ev.Method == logged:
+			left++
+		case ev.Type == bytefrog.MsgMarker && ev.Key == "log:jtrace":
+			if want := fmt.Sprintf("INFO rec %d", records); ev.Value != want || entered != records+1 || left != records {
+				t.Fatalf("record %q at seq %d after %d entries and %d exits of Work.logged; want %q after %d and %d",
+					ev.Value, ev.Seq, entered, left, want, records+1, records)
+			}
+			records++
+		}
+	}
+	if records != 200 || entered != 200 || left != 200 {
+		t.Fatalf("%d records, %d entries, %d exits of Work.logged; want 200 each", records, entered, left)
 	}
 }

@@ -13,6 +13,11 @@
 //	thrown  [nop*] push id; push line; invokestatic thrown(II)V before athrow
 //	handler [nop*] push id; invokestatic bubble(I)V; athrow    appended, catch_type 0
 //
+// With Config.PassThrowable the thrown and bubble probes first dup the
+// exception and pass it (ThrownThrowableDesc, BubbleThrowableDesc), so the
+// helper can map its class; max_stack then grows by 3. Config.MethodSig
+// gives ids by Bytefrog signature (Signature).
+//
 // The line is that of the LineNumberTable entry with the greatest start_pc at
 // or before the instruction, NoLine without a table. Every chunk is padded to
 // a multiple of 4 bytes with nops in front of the probe, so the padding of

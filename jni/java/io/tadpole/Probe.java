@@ -9,7 +9,8 @@ package io.tadpole;
  * <p>Each event is one long (two for exceptions) appended to the calling
  * thread's buffer: {@code line << 48 | id << 8 | kind}. A time record
  * ({@code ms << 8 | TIME}) goes first whenever the millisecond tick changed.
- * A full buffer crosses JNI once (flush0); the agent flushes the rest at
+ * A full buffer crosses JNI once (flush0), as does one whose events are
+ * AGE ms old when the thread records again; the agent flushes the rest at
  * thread end and at VM death. With tracing off, a probe is one static read.
  * The probes never throw.
  */
@@ -33,6 +34,12 @@ public final class Probe {
 
 	/** Longs per thread buffer. */
 	static final int SIZE = 8192;
+
+	/**
+	 * Milliseconds a thread that keeps recording keeps events before it hands
+	 * them over, full or not: HQ sees a busy thread's calls within about this.
+	 */
+	static final long AGE = 50;
 
 	static final ThreadLocal<Buf> BUF = new ThreadLocal<Buf>();
 
@@ -153,6 +160,7 @@ public final class Probe {
 		final long[] a = new long[SIZE];
 		int n;
 		long last = -1;
+		long first; // tick of the buffer's first time word
 		int bufGen = gen;
 		final long tid;
 		/** Time spent handing full buffers over, and their count. */
@@ -197,7 +205,7 @@ public final class Probe {
 				i = 0;
 				last = -1;
 			}
-			if (i > SIZE - 3) {
+			if (i > SIZE - 3 || i > 0 && t - first >= AGE) {
 				n = 0;
 				last = -1;
 				long t0 = System.nanoTime();
@@ -207,6 +215,8 @@ public final class Probe {
 				i = 0;
 			}
 			if (t != last) {
+				if (i == 0)
+					first = t;
 				a[i++] = t << 8 | TIME;
 				last = t;
 			}

@@ -129,7 +129,15 @@ public class Work {
 		Count.call();
 	}
 
-	/** job is one thread's share: recursion, exceptions, a lambda, a record, an inner class, a default method. */
+	/** logged logs record i between traced calls. */
+	public static void logged(java.util.logging.Logger l, int i) {
+		Count.call();
+		fib(3);
+		l.info("rec " + i);
+		fib(2);
+	}
+
+		/** job is one thread's share: recursion, exceptions, a lambda, a record, an inner class, a default method. */
 	public static long job(int k) {
 		Count.call();
 		long s = fib(12 + (k & 3));
