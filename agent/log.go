@@ -120,6 +120,11 @@ func HostLog(opts string, level LogLevel, key, msg string) {
 	cfg := DefaultConfig()
 	_ = cfg.ApplyEnv(nil)
 	_ = cfg.ParseOptions(opts)
+	hostLog(cfg, level, key, msg)
+}
+
+// hostLog is HostLog with the options parsed.
+func hostLog(cfg Config, level LogLevel, key, msg string) {
 	l, err := newLogger(cfg.Log, cfg.LogLevel)
 	if err != nil {
 		l, _ = newLogger("stderr", cfg.LogLevel)

@@ -154,6 +154,7 @@ func refreshLogger(l *Logger) {
 		all, on = false, false
 	}
 	changed := l.lttng.Swap(packAccept(lt)) != packAccept(lt)
+	lttngWarn(lt)
 	if all || !on {
 		changed = l.rules.Swap(nil) != nil || changed
 	} else {
@@ -338,6 +339,7 @@ func RegisterLTTng(cfg Config) error {
 	logControl.policy, logControl.to = cfg.Logs, cfg.LogsTo
 	logControl.mu.Unlock()
 	refreshLoggers()
+	loadLTTngRecorder(cfg)
 	c, err := newLTTngClient(cfg, log)
 	if err != nil {
 		log.oncef("lttng-start", LevelWarn, "not registering with LTTng: %v", err)
@@ -360,6 +362,7 @@ func setLogDest(d LogDest) {
 // RegisterLTTng registered the process already (nil client).
 func startLTTng(cfg Config, log *logger) (*lttngagent.Client, error) {
 	setLogDest(cfg.LogsTo)
+	loadLTTngRecorder(cfg)
 	lttngReg.mu.Lock()
 	shared := lttngReg.c != nil
 	lttngReg.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,7 +60,23 @@ func (l *Logger) Enabled() bool {
 // enabled and the record passes the LTTng level rules and filters that
 // enabled it. level is on the scale of the LTTng domain (JUL: SEVERE 1000 …
 // FINEST 300); levelName is the host's name for it.
+//
+// Records of loggers an LTTng session enabled also go into that session,
+// through the process's LTTngRecorder (see SetLTTngLoader), with the
+// caller as their source.
 func (l *Logger) Log(level int32, levelName, msg string) {
+	if lttngWantsSource(l) {
+		var pc [1]uintptr
+		runtime.Callers(2, pc[:])
+		l.log(level, levelName, msg, pc[0])
+		return
+	}
+	l.log(level, levelName, msg, 0)
+}
+
+// log is Log with the caller's pc, 0 when unknown.
+func (l *Logger) log(level int32, levelName, msg string, pc uintptr) {
+	l.recordLTTng(level, levelName, msg, pc)
 	if !l.Enabled() || !l.accepts(level, msg) {
 		return
 	}
@@ -270,7 +287,8 @@ func (h *SlogHandler) Logger() *Logger { return h.logger }
 
 // Enabled implements slog.Handler.
 func (h *SlogHandler) Enabled(_ context.Context, level slog.Level) bool {
-	return level >= h.level.Level() && h.logger.Enabled()
+	return level >= h.level.Level() && (h.logger.Enabled() || lttngRec.recorder.Load() != nil &&
+		h.logger.LTTngAccept().Accepts(domainLevel(level)))
 }
 
 // Handle implements slog.Handler.
@@ -283,7 +301,11 @@ func (h *SlogHandler) Handle(_ context.Context, r slog.Record) error {
 		slogtext.AppendAttr(&b, h.prefix, a)
 		return true
 	})
-	h.logger.Log(domainLevel(r.Level), r.Level.String(), b.String())
+	pc := uintptr(0)
+	if lttngRec.source.Load() {
+		pc = r.PC
+	}
+	h.logger.log(domainLevel(r.Level), r.Level.String(), b.String(), pc)
 	return nil
 }
 

@@ -141,7 +141,7 @@ func start(opts string) error {
 	}
 	setQuiet(cfg)
 	setProcs(cfg.Procs)
-	startLTTng(opts, cfg) // LTTng with or without HQ
+	startLTTng(cfg) // LTTng with or without HQ
 	startServices(cfg, opts)
 	a, err := agent.Start(context.Background(), cfg) // logs its own failure, once
 	if err != nil {

@@ -30,7 +30,6 @@ func loggerChanged(l *agent.Logger, _ bool) {
 	if h, ok := logs.handles[l]; ok {
 		setAccept(h, l)
 	}
-	lttngWarn(l)
 }
 
 // setAccept copies a logger's summaries, for HQ and for LTTng, into the C

@@ -84,6 +84,10 @@ void tp_set_logger_lttng(int32_t h, int kind, int32_t level) {
 		atomic_store_explicit(&tp_lt_acc[h], (uint64_t)(uint32_t)level << 32 | (uint8_t)kind, memory_order_relaxed);
 }
 
+int tp_lttng_named(int32_t h) {
+	return (uint32_t)h - 1u < TADPOLE_MAX_LOGGERS && atomic_load_explicit(&tp_lt_names[h], memory_order_acquire) != NULL;
+}
+
 void tp_lttng_name(int32_t h, const char *name) {
 	if ((uint32_t)h - 1u >= TADPOLE_MAX_LOGGERS || atomic_load(&tp_lt_names[h]) != NULL)
 		return;

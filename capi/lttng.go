@@ -8,11 +8,8 @@ package capi
 import "C"
 
 import (
-	"errors"
 	"path/filepath"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/agent"
@@ -27,42 +24,23 @@ var lttngDomains = map[string]C.int{"jul": 3, "log4j": 4, "python": 5}
 
 var lttngOnce sync.Once
 
-// lttngUnavailable is the options and the line to log, NUL-separated,
-// when a session enables a logger and the companion library is not
-// loaded; nil once said, or when there is nothing to say.
-var lttngUnavailable atomic.Pointer[string]
-
-// lttngWarn logs lttngUnavailable's line once, if l is enabled for LTTng.
-func lttngWarn(l *agent.Logger) {
-	p := lttngUnavailable.Load()
-	if p == nil || l.LTTngAccept().Kind == agent.AcceptNone || !lttngUnavailable.CompareAndSwap(p, nil) {
-		return
-	}
-	opts, msg, _ := strings.Cut(*p, "\x00")
-	agent.HostLog(opts, agent.LevelWarn, "lttng-lib", msg)
+// The agent loads the companion once, when the process first registers
+// with LTTng; libtadpole.so records into LTTng in C (tp_lttng_log), so
+// the loader gives the agent no recorder of its own. Without the companion
+// (or lttng-ust) the agent says so in one warning, when a session first
+// enables one of the process's loggers, and the process is listed and
+// obeys the daemon as before.
+func init() {
+	agent.SetLTTngLoader(func(cfg agent.Config) (agent.LTTngRecorder, error) { return nil, loadLTTng(cfg) })
 }
 
 // startLTTng registers the process with the LTTng session daemon(s),
-// whether or not an HQ run follows, and loads the companion library that
-// records enabled loggers' records into the daemon's sessions; once per
-// process. Without the companion (or lttng-ust) it says so in one warning,
-// when a session first enables one of the process's loggers, and the
-// process is listed and obeys the daemon as before.
-func startLTTng(opts string, cfg agent.Config) {
+// whether or not an HQ run follows; once per process.
+func startLTTng(cfg agent.Config) {
 	if !cfg.LTTng {
 		return
 	}
 	lttngOnce.Do(func() {
-		if err := loadLTTng(cfg); err != nil && !errors.Is(err, ErrLTTngOff) {
-			// Said once, when a session first enables a logger: a process
-			// no LTTng session asks anything of has nothing to be told.
-			msg := opts + "\x00LTTng recording unavailable (records of loggers LTTng sessions enable are not " +
-				"recorded into them): " + err.Error()
-			lttngUnavailable.Store(&msg)
-			for _, l := range agent.Loggers() {
-				lttngWarn(l)
-			}
-		}
 		if agent.RegisterLTTng(cfg) == nil {
 			C.tp_lttng_set_registered(1)
 		}

@@ -197,6 +197,9 @@ TP_INTERNAL int tp_lttng_registered(void);
 void tp_set_logger_lttng(int32_t h, int kind, int32_t level);
 /* tp_lttng_name keeps logger h's name as the LTTng event's logger_name. */
 TP_INTERNAL void tp_lttng_name(int32_t h, const char *name);
+/* tp_lttng_named reports whether logger h's name is kept: tp_lttng_log
+ * then takes a NULL logger. */
+TP_INTERNAL int tp_lttng_named(int32_t h);
 /* tp_lttng_on reports whether logger h may have records for LTTng now
  * (enabled for LTTng); tp_lttng_wants whether a record at level is one
  * (enabled, the level passes, and a session records the event now). */

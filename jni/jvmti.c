@@ -159,6 +159,9 @@ static jclass tpj_load_existing(JNIEnv *env, jclass cl, jobject loader, const ch
 	return c;
 }
 
+/* io.tadpole.Tadpole, a global ref once tpj_bind defined it. */
+static jclass tpj_tadpole;
+
 /* tpj_bind defines the helper classes in the system class loader, binds
  * Tadpole's natives and marks them bound. It returns the JulSync class (a
  * local ref) or NULL. */
@@ -188,6 +191,8 @@ static jclass tpj_bind(JNIEnv *env) {
 		else
 			(*env)->DeleteLocalRef(env, c);
 	}
+	if (tadpole != NULL)
+		tpj_tadpole = (jclass)(*env)->NewGlobalRef(env, tadpole);
 	if (tadpole == NULL || sync == NULL || tpj_register_natives(env, tadpole) != 0) {
 		tpj_warn("cannot bind io.tadpole.Tadpole's natives: Java API and JUL unavailable");
 		return NULL;
@@ -281,7 +286,8 @@ static void tpj_begin(jvmtiEnv *jvmti, JNIEnv *env, jthread thread, const char *
 	}
 	int rc = tadpole_start(opts != NULL ? opts : options);
 	free(opts);
-	tpj_probe_begin(env, rc == TADPOLE_OK); /* method tracing: probes on once tracing */
+	if (tpj_probe_begin(env, rc == TADPOLE_OK) == 0) /* method tracing: probes on once tracing */
+		tpj_probe_sites(env, tpj_tadpole);
 	if (rc != TADPOLE_OK && !tp_lttng_registered())
 		return; /* tadpole_start logged why, once, as the options say */
 	if (rc == TADPOLE_OK) {

@@ -155,10 +155,12 @@ static int tpj_record_str(JNIEnv *env, jobject record, const char *name, struct 
 /* tpj_lttng records one JUL record into the LTTng sessions as
  * lttng_jul:event, with the fields the official LTTng Java agent fills
  * (JulHandler calls it when log0 returned 1): the source class and method
- * are found from the stack as JUL finds them (source.c), or asked of the
- * record (LogRecord.getSourceClassName) when it may carry its own. */
+ * are those of the call site when the calling class was rewritten (the
+ * rewriter named it: no stack walk), else found from the stack as JUL
+ * finds them (source.c), or asked of the record
+ * (LogRecord.getSourceClassName) when it may carry its own. */
 static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, jstring msg, jstring logger,
-                              jlong millis, jint level, jint tid) {
+                              jlong millis, jint level, jint tid, jint site) {
 	(void)cls;
 	struct tpj_str m, l, c, f;
 	m.heap = l.heap = c.heap = f.heap = NULL;
@@ -166,14 +168,18 @@ static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, j
 	const char *cp = sc, *mp = sm;
 	if (!tp_lttng_source()) {
 		cp = mp = ""; /* lttng_source=off */
+	} else if (site > 0 && tpj_site_get(site, &cp, &mp) == 0) {
+		/* the call site: the rewriter named the calling method */
 	} else if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
 		if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
 		    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)
 			goto out;
 		cp = c.p, mp = f.p;
 	}
-	if (tpj_utf(env, msg, &m) == 0 && tpj_utf(env, logger, &l) == 0)
-		tp_lttng_log(h, m.p, l.p, cp, mp, (int64_t)millis, level, tid);
+	/* The logger's name is kept in C since its registration: no copy. */
+	int named = tp_lttng_named(h);
+	if (tpj_utf(env, msg, &m) == 0 && (named || tpj_utf(env, logger, &l) == 0))
+		tp_lttng_log(h, m.p, named ? NULL : l.p, cp, mp, (int64_t)millis, level, tid);
 out:
 	tpj_str_free(&f);
 	tpj_str_free(&c);
@@ -298,7 +304,7 @@ static JNINativeMethod tpj_methods[] = {
 	{"loggerRegister0", "(Ljava/lang/String;)I", (void *)tpj_logger_register},
 	{"loggerEnabled0", "(I)Z", (void *)tpj_logger_enabled},
 	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;I)I", (void *)tpj_log},
-	{"lttng0", "(ILjava/lang/Object;Ljava/lang/String;Ljava/lang/String;JII)V", (void *)tpj_lttng},
+	{"lttng0", "(ILjava/lang/Object;Ljava/lang/String;Ljava/lang/String;JIII)V", (void *)tpj_lttng},
 	{"initialized0", "(Ljava/lang/Class;)Z", (void *)tpj_initialized},
 	{"selfTest0", "(I)I", (void *)tpj_self_test},
 };

@@ -287,6 +287,20 @@ static int tpj_exc(JNIEnv *env) {
 	return 0;
 }
 
+void tpj_probe_sites(JNIEnv *env, jclass tadpole) {
+	if (!atomic_load(&tpj_probe_bound) || tadpole == NULL)
+		return;
+	jfieldID pf = (*env)->GetStaticFieldID(env, tpj_probe_class, "SITES", "Ljava/util/function/IntSupplier;");
+	jobject s = pf != NULL ? (*env)->GetStaticObjectField(env, tpj_probe_class, pf) : NULL;
+	jfieldID tf = (*env)->GetStaticFieldID(env, tadpole, "sites", "Ljava/util/function/IntSupplier;");
+	if (s != NULL && tf != NULL)
+		(*env)->SetStaticObjectField(env, tadpole, tf, s);
+	if (tpj_exc(env))
+		tpj_warn("no call sites: JUL records' sources come from the stack");
+	if (s != NULL)
+		(*env)->DeleteLocalRef(env, s);
+}
+
 static const char *tpj_probe_classes[] = {"io/tadpole/Probe$Buf", "io/tadpole/Probe$Tick", "io/tadpole/Probe$1"};
 
 /* tpj_enable_hook enables the class file load hook once. */

@@ -131,6 +131,7 @@ func tpjGoProbeOptions(opts *C.char) (rest *C.char) {
 		agent.HostLog(r, agent.LevelWarn, "jvm:trace", "jvm: "+err.Error())
 	}
 	policy.Store(pol)
+	setSites(r)
 	return C.CString(r)
 }
 
@@ -398,6 +399,7 @@ var instrumenters = sync.Pool{New: func() any {
 	cfg.MethodSig = func(class, name, desc string, access int, sig string) (int32, bool) {
 		return agent.NewMethod(sig).ID(), true
 	}
+	siteConfig(&cfg)
 	x, err := instrument.New(&cfg)
 	if err != nil {
 		return nil

@@ -151,3 +151,56 @@ int tpj_source(JNIEnv *env, char *cls, size_t clen, char *method, size_t mlen) {
 	}
 	return rc == 0 ? 0 : -1;
 }
+
+/* Call sites: the class and method of each java.util.logging call the
+ * rewriter gave a site id (jvm/instrument call sites), in pages of
+ * TPJ_SITE_PAGE entries allocated on first use and never freed. */
+#define TPJ_SITE_PAGE 4096
+
+struct tpj_site {
+	const char *cls, *method;
+};
+
+static _Atomic(struct tpj_site *) tpj_site_pages[TPJ_MAX_SITES / TPJ_SITE_PAGE + 1];
+
+int tpj_site_set(int id, const char *cls, const char *method) {
+	if (id <= 0 || id > TPJ_MAX_SITES)
+		return -1;
+	_Atomic(struct tpj_site *) *slot = &tpj_site_pages[id / TPJ_SITE_PAGE];
+	struct tpj_site *page = atomic_load_explicit(slot, memory_order_acquire);
+	if (page == NULL) {
+		struct tpj_site *p = calloc(TPJ_SITE_PAGE, sizeof *p);
+		if (p == NULL)
+			return -1;
+		if (atomic_compare_exchange_strong(slot, &page, p))
+			page = p;
+		else
+			free(p); /* another thread's page won; page holds it */
+	}
+	size_t cl = strlen(cls), ml = strlen(method);
+	char *c = malloc(cl + 1 + ml + 1);
+	if (c == NULL)
+		return -1;
+	memcpy(c, cls, cl + 1);
+	memcpy(c + cl + 1, method, ml + 1);
+	struct tpj_site *e = &page[id % TPJ_SITE_PAGE];
+	e->method = c + cl + 1;
+	/* cls last, released: a reader that sees it sees the method too. */
+	atomic_store_explicit((_Atomic(const char *) *)&e->cls, c, memory_order_release);
+	return 0;
+}
+
+int tpj_site_get(int id, const char **cls, const char **method) {
+	if (id <= 0 || id > TPJ_MAX_SITES)
+		return -1;
+	struct tpj_site *page = atomic_load_explicit(&tpj_site_pages[id / TPJ_SITE_PAGE], memory_order_acquire);
+	if (page == NULL)
+		return -1;
+	struct tpj_site *e = &page[id % TPJ_SITE_PAGE];
+	const char *c = atomic_load_explicit((_Atomic(const char *) *)&e->cls, memory_order_acquire);
+	if (c == NULL)
+		return -1;
+	*cls = c;
+	*method = e->method;
+	return 0;
+}

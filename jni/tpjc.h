@@ -39,4 +39,15 @@ void tpj_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * must be asked (its source may have been given, or the stack is unread). */
 int tpj_source(JNIEnv *env, char *cls, size_t clen, char *method, size_t mlen);
 
+/* TPJ_MAX_SITES bounds the call sites (ids 1..TPJ_MAX_SITES) the agent
+ * names: beyond, records' sources come from the stack. */
+#define TPJ_MAX_SITES (1 << 20)
+
+/* tpj_site_set names call site id (1..TPJ_MAX_SITES): the calling class
+ * (binary name) and method, copied; once per id. 0, or -1 when id is out
+ * of range or memory is short. */
+int tpj_site_set(int id, const char *cls, const char *method);
+/* tpj_site_get returns the names of call site id; -1 when it has none. */
+int tpj_site_get(int id, const char **cls, const char **method);
+
 #endif /* TADPOLE_JNI_TPJC_H */

@@ -27,6 +27,10 @@ void tpj_probe_death(JNIEnv *env);
 /* tpj_probe_retransform retransforms the loaded classes whose probes the
  * policy may change (Agent_OnAttach; HQ's filters changed). */
 void tpj_probe_retransform(JNIEnv *env);
+/* tpj_probe_sites hands Probe.SITES, the call site of the running
+ * java.util.logging call, to the JUL handler (Tadpole.sites), once Probe
+ * is bound. */
+void tpj_probe_sites(JNIEnv *env, jclass tadpole);
 /* tpj_probe_before_log hands the calling thread's probe events over
  * before it records a log record into its C API buffer, and notes that
  * this buffer goes first at its next probe flush: log records and calls

@@ -29,7 +29,7 @@ func startLTTngRec(t *testing.T, bin string, env []string, opts string) *cprog {
 // cScenario: s1 enables capp.alpha (every level) and disables it after
 // phase p1; s2 enables capp.beta from SEVERE up and capp.alpha under the
 // filter msg == "*warn*", for both phases.
-func cScenario(t *testing.T, sd *testpeers.Sessiond, p *cprog) (s1, s2 []LTTngEvent) {
+func cScenario(t *testing.T, sd *testpeers.Sessiond, p *cprog) (s1, s2 []testpeers.LTTngEvent) {
 	t.Helper()
 	waitFor(t, "lttng list -j showing capp.alpha and capp.beta", func() bool {
 		out, err := sd.Lttng("list", "-j")
@@ -47,7 +47,7 @@ func cScenario(t *testing.T, sd *testpeers.Sessiond, p *cprog) (s1, s2 []LTTngEv
 	p.Emit(t, "p2")
 	sd.MustLttng("stop", "s1")
 	sd.MustLttng("stop", "s2")
-	s1, s2 = ViewSession(t, sd, "s1"), ViewSession(t, sd, "s2")
+	s1, s2 = testpeers.ViewSession(t, sd, "s1"), testpeers.ViewSession(t, sd, "s2")
 	sd.MustLttng("destroy", "s1")
 	sd.MustLttng("destroy", "s2")
 	return s1, s2
@@ -105,10 +105,10 @@ func TestLTTngRecordC(t *testing.T) {
 			p.End(t)
 			to := time.Now()
 			w1, w2 := cWant()
-			if got := Messages(s1); !slices.Equal(got, w1) {
+			if got := testpeers.Messages(s1); !slices.Equal(got, w1) {
 				t.Fatalf("session s1 recorded %q;\nwant %q", got, w1)
 			}
-			if got := Messages(s2); !slices.Equal(got, w2) {
+			if got := testpeers.Messages(s2); !slices.Equal(got, w2) {
 				t.Fatalf("session s2 recorded %q;\nwant %q", got, w2)
 			}
 			tid := strconv.Itoa(p.PID()) // the main thread logs
@@ -120,11 +120,11 @@ func TestLTTngRecordC(t *testing.T) {
 					logger = "capp.beta"
 				}
 				ms, _ := strconv.ParseInt(f["long_millis"], 10, 64)
-				if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, JULFields) || f["logger_name"] != logger ||
+				if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, testpeers.JULFields) || f["logger_name"] != logger ||
 					f["int_loglevel"] != cLevels[word] || f["int_threadid"] != tid || f["class_name"] != "" ||
 					f["method_name"] != "" || ms < from.UnixMilli() || ms > to.UnixMilli() {
 					t.Fatalf("event %s %v; want lttng_jul:event %v, logger %s, level %s, thread %s, millis in [%d, %d]",
-						e.Name, f, JULFields, logger, cLevels[word], tid, from.UnixMilli(), to.UnixMilli())
+						e.Name, f, testpeers.JULFields, logger, cLevels[word], tid, from.UnixMilli(), to.UnixMilli())
 				}
 			}
 			if withHQ {
@@ -156,7 +156,7 @@ func TestLTTngNoCompanion(t *testing.T) {
 	s1, s2 := cScenario(t, sd, p)
 	p.End(t)
 	if len(s1) != 0 || len(s2) != 0 {
-		t.Fatalf("without the companion library: recorded %q and %q; want nothing", Messages(s1), Messages(s2))
+		t.Fatalf("without the companion library: recorded %q and %q; want nothing", testpeers.Messages(s1), testpeers.Messages(s2))
 	}
 	if n := strings.Count(p.Stderr(), "LTTng recording unavailable"); n != 1 {
 		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, p.Stderr())
@@ -201,14 +201,14 @@ func TestLTTngRecordDomains(t *testing.T) {
 			sd.MustLttng("start", "s")
 			p.Emit(t, "p1")
 			sd.MustLttng("stop", "s")
-			evs := ViewSession(t, sd, "s")
+			evs := testpeers.ViewSession(t, sd, "s")
 			sd.MustLttng("destroy", "s")
 			p.End(t)
 			var want []string
 			for i := 0; i < 3; i++ {
 				want = append(want, "p1 info "+strconv.Itoa(i), "p1 warn "+strconv.Itoa(i))
 			}
-			if got := Messages(evs); !slices.Equal(got, want) {
+			if got := testpeers.Messages(evs); !slices.Equal(got, want) {
 				t.Fatalf("recorded %q; want %q", got, want)
 			}
 			for _, e := range evs {

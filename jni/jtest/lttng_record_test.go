@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tadpole-trace/tadpole/capi/ctest"
 	"github.com/tadpole-trace/tadpole/internal/testpeers"
 )
 
@@ -53,7 +52,7 @@ func startJLttng(t *testing.T, e *Env, sd *testpeers.Sessiond, official bool, op
 // what each session recorded: s1 enables shop.orders (every level), then
 // disables it after phase p1; s2 enables shop.pay from SEVERE up and
 // shop.orders under the filter msg == "*warn*", for both phases.
-func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []ctest.LTTngEvent) {
+func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []testpeers.LTTngEvent) {
 	t.Helper()
 	pid := j.PID()
 	waitFor(t, "JVM listed by lttng list -j with its loggers", func() bool {
@@ -72,7 +71,7 @@ func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []ctest.L
 	j.Emit(t, "p2")
 	sd.MustLttng("stop", "s1")
 	sd.MustLttng("stop", "s2")
-	s1, s2 = ctest.ViewSession(t, sd, "s1"), ctest.ViewSession(t, sd, "s2")
+	s1, s2 = testpeers.ViewSession(t, sd, "s1"), testpeers.ViewSession(t, sd, "s2")
 	sd.MustLttng("destroy", "s1")
 	sd.MustLttng("destroy", "s2")
 	return s1, s2
@@ -103,11 +102,11 @@ var julLevels = map[string]string{"order": "800", "fine": "500", "warn": "900", 
 
 // checkJULEvents checks the events' name, field names and order, and the
 // fields tadpole fills from the record.
-func checkJULEvents(t *testing.T, who string, evs []ctest.LTTngEvent, from, to time.Time) {
+func checkJULEvents(t *testing.T, who string, evs []testpeers.LTTngEvent, from, to time.Time) {
 	t.Helper()
 	for _, e := range evs {
-		if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, ctest.JULFields) {
-			t.Fatalf("%s: event %s with fields %v; want lttng_jul:event with %v", who, e.Name, e.Keys, ctest.JULFields)
+		if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, testpeers.JULFields) {
+			t.Fatalf("%s: event %s with fields %v; want lttng_jul:event with %v", who, e.Name, e.Keys, testpeers.JULFields)
 		}
 		f := e.Fields
 		word := strings.Fields(f["msg"])[1]
@@ -149,10 +148,10 @@ func TestLTTngRecordJUL(t *testing.T) {
 	s1, s2 := julScenario(t, sd, j)
 	j.End(t)
 	to := time.Now()
-	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
+	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
 	}
-	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
+	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
 		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
 	}
 	checkJULEvents(t, "tadpole", append(s1, s2...), from, to)
@@ -168,11 +167,11 @@ func TestLTTngRecordJUL(t *testing.T) {
 	o := startJLttng(t, e, sd, true, "")
 	o1, o2 := julScenario(t, sd, o)
 	o.End(t)
-	for i, pair := range [][2][]ctest.LTTngEvent{{s1, o1}, {s2, o2}} {
+	for i, pair := range [][2][]testpeers.LTTngEvent{{s1, o1}, {s2, o2}} {
 		got, want := pair[0], pair[1]
 		if len(got) != len(want) {
 			t.Fatalf("session s%d: tadpole recorded %d events, the official agent %d:\n%q\n%q",
-				i+1, len(got), len(want), ctest.Messages(got), ctest.Messages(want))
+				i+1, len(got), len(want), testpeers.Messages(got), testpeers.Messages(want))
 		}
 		for k := range got {
 			g, w := got[k], want[k]
@@ -204,7 +203,7 @@ func TestLTTngNoCompanion(t *testing.T) {
 	s1, s2 := julScenario(t, sd, j)
 	j.End(t)
 	if len(s1) != 0 || len(s2) != 0 {
-		t.Fatalf("without the companion library: recorded %q and %q; want nothing", ctest.Messages(s1), ctest.Messages(s2))
+		t.Fatalf("without the companion library: recorded %q and %q; want nothing", testpeers.Messages(s1), testpeers.Messages(s2))
 	}
 	if n := strings.Count(j.Stderr(), "LTTng recording unavailable"); n != 1 {
 		t.Fatalf("stderr says %d times that LTTng recording is unavailable; want once:\n%s", n, j.Stderr())
@@ -229,10 +228,10 @@ func TestLTTngRecordJULNoSource(t *testing.T) {
 	j := startJLttng(t, e, sd, false, "lttng_source=off")
 	s1, s2 := julScenario(t, sd, j)
 	j.End(t)
-	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
+	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
 	}
-	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
+	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
 		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
 	}
 	for _, ev := range append(s1, s2...) {
@@ -262,10 +261,10 @@ func TestLTTngRecordJULWithHQ(t *testing.T) {
 	j := startJLttng(t, e, sd, false, "logs=lttng", "TADPOLE_HQ="+h.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms")
 	s1, s2 := julScenario(t, sd, j)
 	j.End(t)
-	if got, want := ctest.Messages(s1), wantS1(); !slices.Equal(got, want) {
+	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
 	}
-	if got, want := ctest.Messages(s2), wantS2(); !slices.Equal(got, want) {
+	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
 		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
 	}
 	cols := h.Collectors()

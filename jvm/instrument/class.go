@@ -80,6 +80,7 @@ func (x *Instrumenter) instrumentParsed(c *classfile.Class) ([]byte, *ClassResul
 		return nil, res, nil
 	}
 	x.refs = probeRefs{}
+	x.sites = siteRefs{}
 	x.codes.Reset() // the previous class was written: its codes are free
 	pool := classPool{c.Pool}
 	changed := false

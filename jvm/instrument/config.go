@@ -43,6 +43,13 @@ type Config struct {
 	// MethodID returns the id of a method, or ok false to leave it alone.
 	// Nil instruments every method with ids 0, 1, 2… per Instrumenter.
 	MethodID func(class, name, desc string) (id int32, ok bool)
+	// Sites lists the methods whose calls get site probes (see SiteFunc),
+	// and SiteID gives each call site its id; both nil: no site probes.
+	Sites  []SiteTarget
+	SiteID SiteFunc
+	// Site and SiteEnd name the helper's site probes, with descriptors
+	// SiteDesc and SiteEndDesc. Defaults "site", "siteEnd".
+	Site, SiteEnd string
 	// MethodSig, when set, is used instead of MethodID: it gets the
 	// method's Bytefrog signature (Signature) and access flags as well,
 	// so that ids can be registered by signature.
@@ -67,6 +74,7 @@ func DefaultConfig() Config {
 	return Config{
 		Helper: "io/tadpole/Probe",
 		Enter:  "enter", Exit: "exit", Thrown: "thrown", Bubble: "bubble",
+		Site: "site", SiteEnd: "siteEnd",
 		Exclude: append([]string(nil), DefaultExclude...),
 	}
 }
@@ -79,7 +87,11 @@ func (c *Config) Verify() error {
 	if c.Helper == "" || strings.ContainsAny(c.Helper, ".;[") {
 		return errors.Join(ErrConfig, errors.New("instrument: helper must be an internal class name"))
 	}
-	for _, n := range []string{c.Enter, c.Exit, c.Thrown, c.Bubble} {
+	names := []string{c.Enter, c.Exit, c.Thrown, c.Bubble}
+	if len(c.Sites) > 0 {
+		names = append(names, c.Site, c.SiteEnd)
+	}
+	for _, n := range names {
 		if n == "" || strings.ContainsAny(n, ".;[/<>") {
 			return errors.Join(ErrConfig, errors.New("instrument: bad probe method name "+n))
 		}

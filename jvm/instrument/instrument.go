@@ -10,9 +10,10 @@ import (
 // Instrumenter adds probes to methods. It is not safe for concurrent use;
 // use one per goroutine.
 type Instrumenter struct {
-	cfg  Config
-	next int32 // next id when Config.MethodID is nil
-	refs probeRefs
+	cfg   Config
+	next  int32 // next id when Config.MethodID is nil
+	refs  probeRefs
+	sites siteRefs
 	// scratch reused across methods
 	insns   []Insn
 	idx     []int32
@@ -117,7 +118,13 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		return nil, err
 	}
 	chunks := x.chunks[:0]
+	sites := len(x.cfg.Sites) > 0 && x.cfg.SiteID != nil
 	for i, in := range insns {
+		if sites {
+			if chunks, err = x.siteChunks(chunks, m, insns, i, code, pool, lines); err != nil {
+				return nil, err
+			}
+		}
 		if i == entry {
 			var b []byte
 			x.arena, b, err = probe(x.arena, x.refs.enter, pool, nil, idPush, false, 0)
@@ -148,6 +155,9 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 			return nil, err
 		}
 		chunks = append(chunks, Chunk{At: in.Off, Owned: true, Bytes: b})
+	}
+	if sites {
+		sortChunks(chunks)
 	}
 	x.chunks = chunks
 	var hasFrame, spot func(int) bool

@@ -49,7 +49,9 @@ final class JulHandler extends Handler {
 				t.hashCode()) != 0) {
 			// An LTTng session records it: with its source, time and
 			// thread, as the official LTTng agent does.
-			Tadpole.lttng0(handle, r, msg, name, r.getMillis(), l.intValue(), r.getThreadID());
+			java.util.function.IntSupplier s = Tadpole.sites;
+			Tadpole.lttng0(handle, r, msg, name, r.getMillis(), l.intValue(), r.getThreadID(),
+					s != null ? s.getAsInt() : 0);
 		}
 	}
 

@@ -76,6 +76,7 @@ public final class Probe {
 	}
 
 	public static void bubble(Throwable t, int id) {
+		siteEnd(); // a log call that threw out of this frame
 		if (!on)
 			return;
 		try {
@@ -88,6 +89,57 @@ public final class Probe {
 			// never into the application
 		}
 	}
+
+	/**
+	 * Per thread, the call site of the java.util.logging call running on
+	 * it (jvm/instrument's call-site probes; the agent maps the id to the
+	 * calling class and method), 0 outside one: the source of a record
+	 * without a stack walk.
+	 */
+	static final ThreadLocal<int[]> SITE = new ThreadLocal<int[]>();
+
+	public static void site(int id) {
+		try {
+			int[] s = SITE.get();
+			if (s == null) {
+				s = new int[1];
+				SITE.set(s);
+			}
+			s[0] = id;
+		} catch (Throwable x) {
+			// never into the application
+		}
+	}
+
+	public static void siteEnd() {
+		try {
+			int[] s = SITE.get();
+			if (s != null)
+				s[0] = 0;
+		} catch (Throwable x) {
+			// never into the application
+		}
+	}
+
+	/**
+	 * Sites hands the calling thread's call site to the agent's JUL handler
+	 * (a class of another loader, which cannot name this one), and clears
+	 * it, so that a record logged while this one is handled finds its own
+	 * source. The agent puts SITES into Tadpole.sites.
+	 */
+	static final class Sites implements java.util.function.IntSupplier {
+		@Override
+		public int getAsInt() {
+			int[] s = SITE.get();
+			if (s == null)
+				return 0;
+			int v = s[0];
+			s[0] = 0;
+			return v;
+		}
+	}
+
+	public static final java.util.function.IntSupplier SITES = new Sites();
 
 	/** Exception type ids, one native call per Throwable class. */
 	static final ClassValue<Integer> TYPES = new ClassValue<Integer>() {

@@ -11,6 +11,12 @@ public final class Tadpole {
 	/* Set by the agent once the natives are bound. */
 	private static volatile boolean bound;
 
+	/**
+	 * The call site of the running java.util.logging call (Probe.SITES),
+	 * set by the agent when it rewrites classes with call-site probes.
+	 */
+	static volatile java.util.function.IntSupplier sites;
+
 	private Tadpole() {
 	}
 
@@ -74,9 +80,11 @@ public final class Tadpole {
 
 	/* Records a JUL record (a java.util.logging.LogRecord) log0 returned 1
 	 * for into the LTTng sessions, as the official LTTng agent's
-	 * lttng_jul:event; the native finds the record's source. */
+	 * lttng_jul:event; the native names the record's source from site
+	 * (its call site, when the calling class was rewritten; 0: none) or
+	 * finds it. */
 	static native void lttng0(int handle, Object record, String msg, String loggerName, long millis, int level,
-			int threadId);
+			int threadId, int site);
 
 	static native boolean initialized0(Class<?> c);
 

@@ -1,12 +1,10 @@
-package ctest
+package testpeers
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tadpole-trace/tadpole/internal/testpeers"
 )
 
 // JULFields are the payload fields of lttng_jul:event, in lttng-ust
@@ -54,7 +52,7 @@ func ParseView(t testing.TB, out string) []LTTngEvent {
 
 // ViewSession returns the events of session s (lttng view); none when no
 // application wrote any trace.
-func ViewSession(t testing.TB, sd *testpeers.Sessiond, s string) []LTTngEvent {
+func ViewSession(t testing.TB, sd *Sessiond, s string) []LTTngEvent {
 	t.Helper()
 	out, err := sd.Lttng("view", s)
 	if err != nil {

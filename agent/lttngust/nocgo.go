@@ -1,0 +1,16 @@
+//go:build !cgo
+
+package lttngust
+
+import (
+	"errors"
+
+	"github.com/tadpole-trace/tadpole/agent"
+)
+
+// ErrNoCgo: the program was built without cgo, so lttng-ust is out of reach.
+var ErrNoCgo = errors.New("lttngust: built without cgo (CGO_ENABLED=0): no LTTng recording")
+
+func init() {
+	agent.SetLTTngLoader(func(agent.Config) (agent.LTTngRecorder, error) { return nil, ErrNoCgo })
+}
