@@ -22,26 +22,9 @@ import (
 // directory; without node, npm or the registry the test is skipped, or
 // fails under CI=true.
 func TestJolokiaJS(t *testing.T) {
-	testpeers.RequireTools(t, "node", "npm")
-	dir := t.TempDir()
-	for _, f := range []string{"package.json", "client.mjs"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "js", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testpeers.NPMInstall(t, filepath.Join("testdata", "js"), "package.json", "client.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	npm := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts")
-	if out, err := npm.CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("npm install jolokia.js: %v\n%s", err, out)
-		}
-		t.Skipf("npm install jolokia.js failed (offline?): %v\n%s", err, out)
-	}
 
 	gobin := testpeers.GoCommand()
 	bin := filepath.Join(t.TempDir(), "j4papp")

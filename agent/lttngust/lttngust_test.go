@@ -86,40 +86,6 @@ func start(t *testing.T, dir string, env ...string) *testpeers.Emitter {
 	return testpeers.StartEmitter(t, "goemit", cmd, wait)
 }
 
-// scenario: s1 enables gapp.alpha (every level) and disables it after
-// phase p1; s2 enables gapp.beta from SEVERE up and gapp.alpha under the
-// filter msg == "*warn*", for both phases.
-func scenario(t *testing.T, sd *testpeers.Sessiond, p *testpeers.Emitter) (s1, s2 []testpeers.LTTngEvent) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		out, err := sd.Lttng("list", "-j")
-		if err == nil && strings.Contains(out, "gapp.alpha") && strings.Contains(out, "gapp.beta") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lttng list -j never showed gapp.alpha and gapp.beta: %v\n%s", err, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	sd.MustLttng("--no-sessiond", "create", "s1", "--output="+sd.MkdirAll("s1"))
-	sd.MustLttng("enable-event", "-j", "gapp.alpha", "-s", "s1")
-	sd.MustLttng("start", "s1")
-	sd.MustLttng("--no-sessiond", "create", "s2", "--output="+sd.MkdirAll("s2"))
-	sd.MustLttng("enable-event", "-j", "gapp.beta", "--loglevel=JUL_SEVERE", "-s", "s2")
-	sd.MustLttng("enable-event", "-j", "gapp.alpha", "--filter", `msg == "*warn*"`, "-s", "s2")
-	sd.MustLttng("start", "s2")
-	p.Emit(t, "p1")
-	sd.MustLttng("disable-event", "-j", "gapp.alpha", "-s", "s1")
-	p.Emit(t, "p2")
-	sd.MustLttng("stop", "s1")
-	sd.MustLttng("stop", "s2")
-	s1, s2 = testpeers.ViewSession(t, sd, "s1"), testpeers.ViewSession(t, sd, "s2")
-	sd.MustLttng("destroy", "s1")
-	sd.MustLttng("destroy", "s2")
-	return s1, s2
-}
-
 func want() (s1, s2 []string) {
 	for i := 0; i < 3; i++ {
 		n := strconv.Itoa(i)
@@ -160,7 +126,7 @@ func TestRecordGo(t *testing.T) {
 			}
 			from := time.Now()
 			p := start(t, dir, env...)
-			s1, s2 := scenario(t, sd, p)
+			s1, s2 := sd.TwoSessions(t, p, "gapp.alpha", "gapp.beta", wait)
 			p.End(t)
 			to := time.Now()
 			w1, w2 := want()
@@ -215,7 +181,7 @@ func TestNoCompanion(t *testing.T) {
 	sd := testpeers.StartSessiond(t)
 	p := start(t, dir, "LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms",
 		"TADPOLE_LTTNG_LIB="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
-	s1, s2 := scenario(t, sd, p)
+	s1, s2 := sd.TwoSessions(t, p, "gapp.alpha", "gapp.beta", wait)
 	p.End(t)
 	if len(s1) != 0 || len(s2) != 0 {
 		t.Fatalf("without the companion library: recorded %q and %q; want nothing",

@@ -2,7 +2,6 @@ package ctest
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,26 +17,9 @@ import (
 // bulk on tadpole's own MBeans (testdata/js/client.mjs). Without node,
 // npm or the registry the test is skipped, or fails under CI=true.
 func TestJ4PJolokiaJS(t *testing.T) {
-	testpeers.RequireTools(t, "node", "npm")
-	dir := t.TempDir()
-	for _, f := range []string{"package.json", "client.mjs"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "js", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testpeers.NPMInstall(t, filepath.Join("testdata", "js"), "package.json", "client.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	npm := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts")
-	if out, err := npm.CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("npm install jolokia.js: %v\n%s", err, out)
-		}
-		t.Skipf("npm install jolokia.js failed (offline?): %v\n%s", err, out)
-	}
 
 	lib := BuildLib(t)
 	bin := filepath.Join(t.TempDir(), "modes")

@@ -26,33 +26,6 @@ func startLTTngRec(t *testing.T, bin string, env []string, opts string) *cprog {
 	return testpeers.StartEmitter(t, "lttngrec", cmd, logWait)
 }
 
-// cScenario: s1 enables capp.alpha (every level) and disables it after
-// phase p1; s2 enables capp.beta from SEVERE up and capp.alpha under the
-// filter msg == "*warn*", for both phases.
-func cScenario(t *testing.T, sd *testpeers.Sessiond, p *cprog) (s1, s2 []testpeers.LTTngEvent) {
-	t.Helper()
-	waitFor(t, "lttng list -j showing capp.alpha and capp.beta", func() bool {
-		out, err := sd.Lttng("list", "-j")
-		return err == nil && strings.Contains(out, "capp.alpha") && strings.Contains(out, "capp.beta")
-	})
-	sd.MustLttng("--no-sessiond", "create", "s1", "--output="+sd.MkdirAll("s1"))
-	sd.MustLttng("enable-event", "-j", "capp.alpha", "-s", "s1")
-	sd.MustLttng("start", "s1")
-	sd.MustLttng("--no-sessiond", "create", "s2", "--output="+sd.MkdirAll("s2"))
-	sd.MustLttng("enable-event", "-j", "capp.beta", "--loglevel=JUL_SEVERE", "-s", "s2")
-	sd.MustLttng("enable-event", "-j", "capp.alpha", "--filter", `msg == "*warn*"`, "-s", "s2")
-	sd.MustLttng("start", "s2")
-	p.Emit(t, "p1")
-	sd.MustLttng("disable-event", "-j", "capp.alpha", "-s", "s1")
-	p.Emit(t, "p2")
-	sd.MustLttng("stop", "s1")
-	sd.MustLttng("stop", "s2")
-	s1, s2 = testpeers.ViewSession(t, sd, "s1"), testpeers.ViewSession(t, sd, "s2")
-	sd.MustLttng("destroy", "s1")
-	sd.MustLttng("destroy", "s2")
-	return s1, s2
-}
-
 func cWant() (s1, s2 []string) {
 	for i := 0; i < 3; i++ {
 		n := strconv.Itoa(i)
@@ -101,7 +74,7 @@ func TestLTTngRecordC(t *testing.T) {
 			}
 			from := time.Now()
 			p := startLTTngRec(t, bin, env, opts)
-			s1, s2 := cScenario(t, sd, p)
+			s1, s2 := sd.TwoSessions(t, p, "capp.alpha", "capp.beta", logWait)
 			p.End(t)
 			to := time.Now()
 			w1, w2 := cWant()
@@ -153,7 +126,7 @@ func TestLTTngNoCompanion(t *testing.T) {
 	sd := testpeers.StartSessiond(t)
 	env := Env("LTTNG_HOME="+sd.Home, "TADPOLE_LTTNG_RETRY=200ms")
 	p := startLTTngRec(t, bin, env, "lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
-	s1, s2 := cScenario(t, sd, p)
+	s1, s2 := sd.TwoSessions(t, p, "capp.alpha", "capp.beta", logWait)
 	p.End(t)
 	if len(s1) != 0 || len(s2) != 0 {
 		t.Fatalf("without the companion library: recorded %q and %q; want nothing", testpeers.Messages(s1), testpeers.Messages(s2))

@@ -2,7 +2,6 @@ package jtest
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,26 +19,9 @@ import (
 // without node, npm or the registry the test is skipped, or fails under
 // CI=true.
 func TestJ4PJolokiaJS(t *testing.T) {
-	testpeers.RequireTools(t, "node", "npm")
-	dir := t.TempDir()
-	for _, f := range []string{"package.json", "client.mjs"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "js", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testpeers.NPMInstall(t, filepath.Join("testdata", "js"), "package.json", "client.mjs")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	npm := exec.CommandContext(ctx, "npm", "install", "--prefix", dir, "--no-audit", "--no-fund", "--ignore-scripts")
-	if out, err := npm.CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("npm install jolokia.js: %v\n%s", err, out)
-		}
-		t.Skipf("npm install jolokia.js failed (offline?): %v\n%s", err, out)
-	}
 	j := startJ4P(t, j4pOptions{checkJNI: true})
 	out, err := exec.CommandContext(ctx, "node", filepath.Join(dir, "client.mjs"), j.Tadpole).CombinedOutput()
 	t.Logf("jolokia.js:\n%s", out)

@@ -48,35 +48,6 @@ func startJLttng(t *testing.T, e *Env, sd *testpeers.Sessiond, official bool, op
 	return testpeers.StartEmitter(t, mode+" JVM", cmd, lttngWait)
 }
 
-// julScenario runs the two-session scenario against a JVM and returns
-// what each session recorded: s1 enables shop.orders (every level), then
-// disables it after phase p1; s2 enables shop.pay from SEVERE up and
-// shop.orders under the filter msg == "*warn*", for both phases.
-func julScenario(t *testing.T, sd *testpeers.Sessiond, j *jvm) (s1, s2 []testpeers.LTTngEvent) {
-	t.Helper()
-	pid := j.PID()
-	waitFor(t, "JVM listed by lttng list -j with its loggers", func() bool {
-		names, ok := sd.ListedJUL(pid)
-		return ok && slices.Contains(names, "shop.orders") && slices.Contains(names, "shop.pay")
-	})
-	sd.MustLttng("--no-sessiond", "create", "s1", "--output="+sd.MkdirAll("s1"))
-	sd.MustLttng("enable-event", "-j", "shop.orders", "-s", "s1")
-	sd.MustLttng("start", "s1")
-	sd.MustLttng("--no-sessiond", "create", "s2", "--output="+sd.MkdirAll("s2"))
-	sd.MustLttng("enable-event", "-j", "shop.pay", "--loglevel=JUL_SEVERE", "-s", "s2")
-	sd.MustLttng("enable-event", "-j", "shop.orders", "--filter", `msg == "*warn*"`, "-s", "s2")
-	sd.MustLttng("start", "s2")
-	j.Emit(t, "p1")
-	sd.MustLttng("disable-event", "-j", "shop.orders", "-s", "s1")
-	j.Emit(t, "p2")
-	sd.MustLttng("stop", "s1")
-	sd.MustLttng("stop", "s2")
-	s1, s2 = testpeers.ViewSession(t, sd, "s1"), testpeers.ViewSession(t, sd, "s2")
-	sd.MustLttng("destroy", "s1")
-	sd.MustLttng("destroy", "s2")
-	return s1, s2
-}
-
 // wantS1 and wantS2 are the messages each session must hold, in order.
 func wantS1() []string {
 	var w []string
@@ -145,7 +116,7 @@ func TestLTTngRecordJUL(t *testing.T) {
 
 	from := time.Now()
 	j := startJLttng(t, e, sd, false, "")
-	s1, s2 := julScenario(t, sd, j)
+	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
 	j.End(t)
 	to := time.Now()
 	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
@@ -165,7 +136,7 @@ func TestLTTngRecordJUL(t *testing.T) {
 		}
 	}
 	o := startJLttng(t, e, sd, true, "")
-	o1, o2 := julScenario(t, sd, o)
+	o1, o2 := sd.TwoSessions(t, o, "shop.orders", "shop.pay", RunTimeout)
 	o.End(t)
 	for i, pair := range [][2][]testpeers.LTTngEvent{{s1, o1}, {s2, o2}} {
 		got, want := pair[0], pair[1]
@@ -200,7 +171,7 @@ func TestLTTngNoCompanion(t *testing.T) {
 	testpeers.RequireTools(t, "babeltrace2")
 	sd := testpeers.StartSessiond(t)
 	j := startJLttng(t, e, sd, false, "lttng_lib="+filepath.Join(t.TempDir(), "libtadpole-lttng.so"))
-	s1, s2 := julScenario(t, sd, j)
+	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
 	j.End(t)
 	if len(s1) != 0 || len(s2) != 0 {
 		t.Fatalf("without the companion library: recorded %q and %q; want nothing", testpeers.Messages(s1), testpeers.Messages(s2))
@@ -226,7 +197,7 @@ func TestLTTngRecordJULNoSource(t *testing.T) {
 	}
 	sd := testpeers.StartSessiond(t)
 	j := startJLttng(t, e, sd, false, "lttng_source=off")
-	s1, s2 := julScenario(t, sd, j)
+	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
 	j.End(t)
 	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
@@ -259,7 +230,7 @@ func TestLTTngRecordJULWithHQ(t *testing.T) {
 	sd := testpeers.StartSessiond(t)
 	h := startHQ(t)
 	j := startJLttng(t, e, sd, false, "logs=lttng", "TADPOLE_HQ="+h.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms")
-	s1, s2 := julScenario(t, sd, j)
+	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
 	j.End(t)
 	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
 		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
