@@ -20,7 +20,8 @@ type Emitter struct {
 	stdin  io.WriteCloser
 	lines  chan string
 	stderr *strings.Builder
-	exited chan error
+	exited chan struct{} // closed once the program exited; then err is its Wait's
+	err    error
 }
 
 // StartEmitter starts cmd, waits for its "ready" line (at most wait) and
@@ -29,7 +30,7 @@ type Emitter struct {
 func StartEmitter(t testing.TB, name string, cmd *exec.Cmd, wait time.Duration) *Emitter {
 	t.Helper()
 	p := &Emitter{name: name, wait: wait, cmd: cmd, lines: make(chan string, 16), stderr: &strings.Builder{},
-		exited: make(chan error, 1)}
+		exited: make(chan struct{})}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -48,7 +49,8 @@ func StartEmitter(t testing.TB, name string, cmd *exec.Cmd, wait time.Duration) 
 			p.lines <- s.Text()
 		}
 		close(p.lines)
-		p.exited <- cmd.Wait()
+		p.err = cmd.Wait()
+		close(p.exited)
 	}()
 	t.Cleanup(func() {
 		p.stdin.Close()
@@ -98,9 +100,9 @@ func (p *Emitter) End(t testing.TB) {
 	t.Helper()
 	p.stdin.Close()
 	select {
-	case err := <-p.exited:
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", p.name, err, p.stderr.String())
+	case <-p.exited:
+		if p.err != nil {
+			t.Fatalf("%s: %v\n%s", p.name, p.err, p.stderr.String())
 		}
 	case <-time.After(p.wait):
 		t.Fatalf("%s did not exit", p.name)
