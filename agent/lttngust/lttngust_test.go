@@ -86,22 +86,6 @@ func start(t *testing.T, dir string, env ...string) *testpeers.Emitter {
 	return testpeers.StartEmitter(t, "goemit", cmd, wait)
 }
 
-func want() (s1, s2 []string) {
-	for i := 0; i < 3; i++ {
-		n := strconv.Itoa(i)
-		s1 = append(s1, "p1 info "+n, "p1 warn "+n)
-	}
-	for _, p := range []string{"p1", "p2"} {
-		for i := 0; i < 3; i++ {
-			n := strconv.Itoa(i)
-			s2 = append(s2, p+" warn "+n, p+" severe "+n)
-		}
-	}
-	return s1, s2
-}
-
-var levels = map[string]string{"info": "800", "warn": "900", "severe": "1000"}
-
 // TestRecordGo: a Go program that imports lttngust records its enabled
 // loggers' records into LTTng sessions as lttng_jul:event with the fields
 // of lttng-ust 2.13, exactly those enabled (levels, a filter,
@@ -129,7 +113,7 @@ func TestRecordGo(t *testing.T) {
 			s1, s2 := sd.TwoSessions(t, p, "gapp.alpha", "gapp.beta", wait)
 			p.End(t)
 			to := time.Now()
-			w1, w2 := want()
+			w1, w2 := testpeers.TwoSessionsWant()
 			if got := testpeers.Messages(s1); !slices.Equal(got, w1) {
 				t.Fatalf("session s1 recorded %q;\nwant %q", got, w1)
 			}
@@ -146,12 +130,12 @@ func TestRecordGo(t *testing.T) {
 				ms, _ := strconv.ParseInt(f["long_millis"], 10, 64)
 				tid, err := strconv.Atoi(f["int_threadid"])
 				if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, testpeers.JULFields) ||
-					f["logger_name"] != logger || f["int_loglevel"] != levels[word] || err != nil || tid <= 0 ||
+					f["logger_name"] != logger || f["int_loglevel"] != testpeers.TwoSessionsLevels[word] || err != nil || tid <= 0 ||
 					f["class_name"] != "main" || f["method_name"] != "emit" ||
 					ms < from.UnixMilli() || ms > to.UnixMilli() {
 					t.Fatalf("event %s %v; want lttng_jul:event %v, logger %s, level %s, a goroutine id, "+
 						"source main.emit, millis in [%d, %d]",
-						e.Name, f, testpeers.JULFields, logger, levels[word], from.UnixMilli(), to.UnixMilli())
+						e.Name, f, testpeers.JULFields, logger, testpeers.TwoSessionsLevels[word], from.UnixMilli(), to.UnixMilli())
 				}
 			}
 			if withHQ {

@@ -26,22 +26,6 @@ func startLTTngRec(t *testing.T, bin string, env []string, opts string) *cprog {
 	return testpeers.StartEmitter(t, "lttngrec", cmd, logWait)
 }
 
-func cWant() (s1, s2 []string) {
-	for i := 0; i < 3; i++ {
-		n := strconv.Itoa(i)
-		s1 = append(s1, "p1 info "+n, "p1 warn "+n)
-	}
-	for _, p := range []string{"p1", "p2"} {
-		for i := 0; i < 3; i++ {
-			n := strconv.Itoa(i)
-			s2 = append(s2, p+" warn "+n, p+" severe "+n)
-		}
-	}
-	return s1, s2
-}
-
-var cLevels = map[string]string{"info": "800", "warn": "900", "severe": "1000"}
-
 // TestLTTngRecordC: a C program records its enabled loggers' records into
 // LTTng sessions as lttng_jul:event (fields of lttng-ust 2.13: logger,
 // level, time, thread id; no source through tadpole_log), exactly those
@@ -77,7 +61,7 @@ func TestLTTngRecordC(t *testing.T) {
 			s1, s2 := sd.TwoSessions(t, p, "capp.alpha", "capp.beta", logWait)
 			p.End(t)
 			to := time.Now()
-			w1, w2 := cWant()
+			w1, w2 := testpeers.TwoSessionsWant()
 			if got := testpeers.Messages(s1); !slices.Equal(got, w1) {
 				t.Fatalf("session s1 recorded %q;\nwant %q", got, w1)
 			}
@@ -94,10 +78,10 @@ func TestLTTngRecordC(t *testing.T) {
 				}
 				ms, _ := strconv.ParseInt(f["long_millis"], 10, 64)
 				if e.Name != "lttng_jul:event" || !slices.Equal(e.Keys, testpeers.JULFields) || f["logger_name"] != logger ||
-					f["int_loglevel"] != cLevels[word] || f["int_threadid"] != tid || f["class_name"] != "" ||
+					f["int_loglevel"] != testpeers.TwoSessionsLevels[word] || f["int_threadid"] != tid || f["class_name"] != "" ||
 					f["method_name"] != "" || ms < from.UnixMilli() || ms > to.UnixMilli() {
 					t.Fatalf("event %s %v; want lttng_jul:event %v, logger %s, level %s, thread %s, millis in [%d, %d]",
-						e.Name, f, testpeers.JULFields, logger, cLevels[word], tid, from.UnixMilli(), to.UnixMilli())
+						e.Name, f, testpeers.JULFields, logger, testpeers.TwoSessionsLevels[word], tid, from.UnixMilli(), to.UnixMilli())
 				}
 			}
 			if withHQ {

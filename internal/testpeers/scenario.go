@@ -2,6 +2,7 @@ package testpeers
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -43,3 +44,25 @@ func (s *Sessiond) TwoSessions(t testing.TB, p *Emitter, alpha, beta string, wai
 	s.MustLttng("destroy", "s2")
 	return s1, s2
 }
+
+// TwoSessionsWant is what each session of TwoSessions holds, in order, from
+// an emitter that logs, per phase P and i in 0..2, "P info i" and "P warn i"
+// on alpha and "P binfo i" (INFO) and "P severe i" (SEVERE) on beta, as the
+// C and Go recording programs do; TwoSessionsLevels are those records' JUL
+// levels by their second word.
+func TwoSessionsWant() (s1, s2 []string) {
+	for i := 0; i < 3; i++ {
+		n := strconv.Itoa(i)
+		s1 = append(s1, "p1 info "+n, "p1 warn "+n)
+	}
+	for _, p := range []string{"p1", "p2"} {
+		for i := 0; i < 3; i++ {
+			n := strconv.Itoa(i)
+			s2 = append(s2, p+" warn "+n, p+" severe "+n)
+		}
+	}
+	return s1, s2
+}
+
+// TwoSessionsLevels: see TwoSessionsWant.
+var TwoSessionsLevels = map[string]string{"info": "800", "warn": "900", "severe": "1000"}
