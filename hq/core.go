@@ -49,6 +49,8 @@ var controlAllowed = [256]bool{
 type core struct {
 	cc    coreConfig
 	procs []Processor
+	evs   []Processor      // procs that take events one Message at a time
+	blks  []BlockProcessor // procs that take events by Block
 	live  hooks       // nil when replaying
 	rec   func(*unit) // records a unit; nil when no trace is written
 
@@ -81,6 +83,13 @@ func newCore(cc coreConfig, procs []Processor, live hooks) *core {
 	c.st.maxMappingBytes = cc.maxMappingBytes
 	c.st.checkThreads = cc.dialect.Flavor == bytefrog.FlavorBytefrog
 	c.reorder.c = c
+	for _, p := range procs {
+		if b, ok := p.(BlockProcessor); ok {
+			c.blks = append(c.blks, b)
+		} else {
+			c.evs = append(c.evs, p)
+		}
+	}
 	return c
 }
 
@@ -386,8 +395,15 @@ func (c *core) emit(s *slab, raw []byte) {
 	c.st.event(m, s, c.firstUnmapped)
 	c.disc.event(m, &c.rep)
 	c.call.event(m)
-	for _, p := range c.procs {
+	for _, p := range c.evs {
 		p.Message(m)
+	}
+}
+
+// block hands events just released, in order, to the block processors.
+func (c *core) block(s *slab, ev []event) {
+	for _, p := range c.blks {
+		p.Events(Block{s: s, ev: ev})
 	}
 }
 
