@@ -51,8 +51,8 @@ type core struct {
 	procs []Processor
 	evs   []Processor      // procs that take events one Message at a time
 	blks  []BlockProcessor // procs that take events by Block
-	live  hooks       // nil when replaying
-	rec   func(*unit) // records a unit; nil when no trace is written
+	live  hooks            // nil when replaying
+	rec   func(*unit)      // records a unit; nil when no trace is written
 
 	m    bytefrog.Msg
 	st   stats
