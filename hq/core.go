@@ -49,10 +49,11 @@ var controlAllowed = [256]bool{
 type core struct {
 	cc    coreConfig
 	procs []Processor
-	evs   []Processor      // procs that take events one Message at a time
-	blks  []BlockProcessor // procs that take events by Block
-	live  hooks            // nil when replaying
-	rec   func(*unit)      // records a unit; nil when no trace is written
+	live  hooks       // nil when replaying
+	rec   func(*unit) // records a unit; nil when no trace is written
+
+	evs  []Processor      // procs that take events one Message at a time
+	blks []BlockProcessor // procs that take events by Block
 
 	m    bytefrog.Msg
 	st   stats

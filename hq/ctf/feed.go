@@ -254,7 +254,14 @@ func (f *Feed) Fill() {
 			f.pos, f.posEv = f.head, f.headEv
 			f.mu.Unlock()
 			w.mu.Lock()
-			w.run.discarded += uint64(skipped)
+			if skipped > 0 {
+				w.run.discarded += uint64(skipped)
+				if w.run.buf == nil {
+					// A packet carries the count, even with no event.
+					w.run.buf = make([]byte, PacketOverhead, w.cfg.PacketSize)
+					w.run.begin = w.clock
+				}
+			}
 			for i := range kept {
 				f.encode(w, &m, &kept[i])
 			}
