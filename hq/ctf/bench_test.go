@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -98,37 +100,63 @@ func TestWriterAllocs(t *testing.T) {
 }
 
 // BenchmarkIngestLive measures HQ's ingest over loopback (one run of 1 M
-// events per op, no trace file) without the live relay (off; and with a
-// processor that does nothing: the cost of HQ's processor hook) and with
-// it and 0, 1 or 4 viewers reading every packet as the run goes (the
-// in-process viewers' CPU counts in cpu-ns/event).
+// events per op, no trace file) without the live relay (off), with it and
+// no viewer, and with 1 or 4 viewers attached before the run and reading
+// every packet: in-process Go viewers reading as fast as they can (go),
+// and real babeltrace2 processes under nice -n 19 (bt; skipped without
+// babeltrace2). events/s is the ingest rate (agent's first byte to the
+// run's report); hq-cpu-ns/event is HQ's CPU for the op, viewers' reading
+// included until they have read the run (the Go viewers' own threads and
+// the babeltrace2 processes excluded); viewer-cpu-ns/event is the
+// viewers'. It ends with the ingest ratios against viewers=0.
 func BenchmarkIngestLive(b *testing.B) {
-	for _, viewers := range []int{-2, -1, 0, 1, 4} {
-		name := fmt.Sprintf("viewers=%d", viewers)
-		switch viewers {
-		case -2:
-			name = "off"
-		case -1:
-			name = "off+noop-processor"
+	rates := map[string]float64{}
+	var names []string
+	cases := []struct {
+		name    string
+		viewers int
+		bt      bool
+	}{{"off", -1, false}, {"viewers=0", 0, false}, {"go-viewers=1", 1, false}, {"go-viewers=4", 4, false},
+		{"bt-viewers=1", 1, true}, {"bt-viewers=4", 4, true}}
+	for _, c := range cases {
+		ok := b.Run(c.name, func(b *testing.B) {
+			rates[c.name] = benchIngestLive(b, c.viewers, c.bt)
+		})
+		if ok && rates[c.name] > 0 {
+			names = append(names, c.name)
 		}
-		b.Run(name, func(b *testing.B) { benchIngestLive(b, viewers) })
+	}
+	if base := rates["viewers=0"]; base > 0 {
+		for _, n := range names {
+			fmt.Printf("ingest %-13s %5.1f M events/s  %.2f × viewers=0\n", n, rates[n]/1e6, rates[n]/base)
+		}
 	}
 }
 
-func benchIngestLive(b *testing.B, viewers int) {
+func benchIngestLive(b *testing.B, viewers int, bt bool) float64 {
+	btPath := ""
+	if bt {
+		p, err := exec.LookPath("babeltrace2")
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				b.Fatal("babeltrace2 not found (CI=true)")
+			}
+			b.Skip("babeltrace2 not found")
+		}
+		btPath = p
+	}
 	chunks, n := benchTraffic()
 	data := bytes.Join(chunks, nil)
-	cat, err := ctf.NewCatalog(nil)
+	// Ended runs leave memory as with a trace directory, where they are
+	// served from their files.
+	cat, err := ctf.NewCatalog(&ctf.CatalogConfig{Hostname: "bench", MaxEnded: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg := hq.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
-	switch {
-	case viewers >= 0:
+	if viewers >= 0 {
 		cfg.NewProcessor = cat.Processor
-	case viewers == -1:
-		cfg.NewProcessor = func(*hq.Run) hq.Processor { return noop{} }
 	}
 	srv, err := hq.New(cfg)
 	if err != nil {
@@ -144,12 +172,15 @@ func benchIngestLive(b *testing.B, viewers int) {
 	go ls.Serve(ln)
 	defer ls.Close()
 
-	var read atomic.Int64
+	var read, viewerCPU atomic.Int64
+	var ingest time.Duration
+	var lastID uint64
+	var dropped int64
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	b.ResetTimer()
 	cpu0 := cpuTime()
 	for range b.N {
+		b.StopTimer()
 		a, err := hqtest.Dial(srv.Addr(), bytefrog.Version1, bytefrog.FlavorBytefrog)
 		if err != nil {
 			b.Fatal(err)
@@ -162,34 +193,56 @@ func benchIngestLive(b *testing.B, viewers int) {
 			b.Fatal(err)
 		}
 		var vg sync.WaitGroup
+		var procs []*exec.Cmd
 		if viewers > 0 {
-			b.StopTimer()
-			var id uint64
-			for id == 0 {
+			var in live.SessionInfo
+			for in.ID <= lastID { // this op's run, once named
 				for _, s := range cat.Sessions() {
-					if in := s.Info(); !in.Recorded && ls.Clients(in.ID) == 0 {
-						id = in.ID
+					if i := s.Info(); i.ID > lastID {
+						in = i
 					}
 				}
 				time.Sleep(time.Millisecond)
 			}
-			ready := make(chan struct{}, viewers)
-			for range viewers {
-				vg.Add(1)
-				go func() {
-					defer vg.Done()
-					n, err := readSession(ln.Addr().String(), id, ready)
-					if err != nil {
-						b.Error(err)
+			lastID = in.ID
+			if bt {
+				url := fmt.Sprintf("net://%s/host/%s/%s", ln.Addr(), in.Hostname, in.Name)
+				for range viewers {
+					cmd := exec.Command("nice", "-n", "19", btPath, "-i", "lttng-live", url, "-o", "dummy")
+					if err := cmd.Start(); err != nil {
+						b.Fatal(err)
 					}
-					read.Add(n)
-				}()
+					procs = append(procs, cmd)
+				}
+				for deadline := time.Now().Add(20 * time.Second); ls.Clients(in.ID) < viewers; time.Sleep(time.Millisecond) {
+					if time.Now().After(deadline) {
+						b.Fatalf("%d babeltrace2 viewers attached, want %d", ls.Clients(in.ID), viewers)
+					}
+				}
+			} else {
+				ready := make(chan struct{}, viewers)
+				for range viewers {
+					vg.Add(1)
+					go func() {
+						defer vg.Done()
+						runtime.LockOSThread() // its CPU is its thread's
+						defer runtime.UnlockOSThread()
+						t0 := threadCPU()
+						n, err := readSession(ln.Addr().String(), in.ID, ready)
+						viewerCPU.Add(threadCPU() - t0)
+						if err != nil {
+							b.Error(err)
+						}
+						read.Add(n)
+					}()
+				}
+				for range viewers {
+					<-ready
+				}
 			}
-			for range viewers {
-				<-ready
-			}
-			b.StartTimer()
 		}
+		b.StartTimer()
+		t0 := time.Now()
 		i, err := a.OpenData()
 		if err != nil {
 			b.Fatal(err)
@@ -201,19 +254,53 @@ func benchIngestLive(b *testing.B, viewers int) {
 			b.Fatal(err)
 		}
 		rep, _ := run.Wait(context.Background())
+		ingest += time.Since(t0)
 		if !rep.OK || rep.Sequenced != int64(n) {
 			b.Fatalf("run: %s, %d events", rep.Result(), rep.Sequenced)
 		}
 		b.StopTimer()
 		vg.Wait()
+		for _, p := range procs {
+			if err := p.Wait(); err != nil {
+				b.Errorf("babeltrace2: %v", err)
+			}
+			viewerCPU.Add(int64(p.ProcessState.UserTime() + p.ProcessState.SystemTime()))
+		}
 		a.Close()
+		if viewers > 0 {
+			_, d := cat.FeedStats(lastID)
+			dropped += d
+		}
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(n*b.N), "cpu-ns/event")
+	b.StopTimer()
+	rate := float64(n) * float64(b.N) / ingest.Seconds()
+	b.ReportMetric(rate, "events/s")
+	hqCPU := cpuTime() - cpu0
+	if !bt {
+		hqCPU -= viewerCPU.Load()
+	}
+	b.ReportMetric(float64(hqCPU)/float64(n*b.N), "hq-cpu-ns/event")
 	if viewers > 0 {
+		b.ReportMetric(float64(viewerCPU.Load())/float64(n*b.N*viewers), "viewer-cpu-ns/event")
+	}
+	if viewers > 0 {
+		b.ReportMetric(100*float64(dropped)/float64(n*b.N), "%dropped")
+	}
+	if viewers > 0 && !bt {
 		b.ReportMetric(float64(read.Load())/float64(b.N*viewers), "CTF-B/viewer")
 	}
+	return rate
+}
+
+// threadCPU is the calling thread's user and system CPU time in
+// nanoseconds (Linux).
+func threadCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // cpuTime is the process's user and system CPU time in nanoseconds.

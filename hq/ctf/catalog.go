@@ -229,6 +229,20 @@ func (c *Catalog) trimEnded() {
 	}
 }
 
+// FeedStats returns the memory a live session keeps of its run and the
+// events it dropped before they were encoded (zeros for an unknown or
+// recorded session).
+func (c *Catalog) FeedStats(id uint64) (kept, dropped int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.sessions {
+		if s.info.ID == id && s.feed != nil {
+			return s.feed.Kept()
+		}
+	}
+	return 0, 0
+}
+
 // Sessions implements live.Catalog.
 func (c *Catalog) Sessions() []live.Session {
 	c.scan()

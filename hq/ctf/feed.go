@@ -53,6 +53,7 @@ type Feed struct {
 	finished  bool
 	started   bool
 	discarded bool
+	dropped   int64 // events dropped by the cap
 
 	enc      sync.Mutex // one encoding at a time; guards below
 	w        *Writer
@@ -218,6 +219,7 @@ func (f *Feed) push(it item) {
 		}
 		f.head++
 		f.headEv += old.events
+		f.dropped += old.events
 	}
 	if cap(f.items) > 64 && len(f.items) < cap(f.items)/4 {
 		f.items = append([]item(nil), f.items...) // let the dropped front go
@@ -323,7 +325,7 @@ func (f *Feed) encode(w *Writer, m *bytefrog.Msg, it *item) {
 func (f *Feed) Kept() (mem, dropped int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.mem, f.headEv
+	return f.mem, f.dropped
 }
 
 var _ hq.BlockProcessor = (*Feed)(nil)
