@@ -178,7 +178,7 @@ func benchIngestLive(b *testing.B, viewers int, bt bool) float64 {
 	var dropped int64
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0, flt0 := cpuTime(), minorFaults()
 	for range b.N {
 		b.StopTimer()
 		a, err := hqtest.Dial(srv.Addr(), bytefrog.Version1, bytefrog.FlavorBytefrog)
@@ -281,6 +281,7 @@ func benchIngestLive(b *testing.B, viewers int, bt bool) float64 {
 		hqCPU -= viewerCPU.Load()
 	}
 	b.ReportMetric(float64(hqCPU)/float64(n*b.N), "hq-cpu-ns/event")
+	b.ReportMetric(float64(minorFaults()-flt0)*1000/float64(n*b.N), "page-faults/kevent")
 	if viewers > 0 {
 		b.ReportMetric(float64(viewerCPU.Load())/float64(n*b.N*viewers), "viewer-cpu-ns/event")
 	}
@@ -291,6 +292,15 @@ func benchIngestLive(b *testing.B, viewers int, bt bool) float64 {
 		b.ReportMetric(float64(read.Load())/float64(b.N*viewers), "CTF-B/viewer")
 	}
 	return rate
+}
+
+// minorFaults is the process's minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Minflt
 }
 
 // threadCPU is the calling thread's user and system CPU time in
