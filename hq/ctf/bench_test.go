@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -100,53 +101,75 @@ func TestWriterAllocs(t *testing.T) {
 }
 
 // BenchmarkIngestLive measures HQ's ingest over loopback (one run of 1 M
-// events per op, no trace file) without the live relay (off), with it and
-// no viewer, and with 1 or 4 viewers attached before the run and reading
-// every packet: in-process Go viewers reading as fast as they can (go),
-// and real babeltrace2 processes under nice -n 19 (bt; skipped without
-// babeltrace2). events/s is the ingest rate (agent's first byte to the
-// run's report); hq-cpu-ns/event is HQ's CPU for the op, viewers' reading
-// included until they have read the run (the Go viewers' own threads and
-// the babeltrace2 processes excluded); viewer-cpu-ns/event is the
-// viewers'. It ends with the ingest ratios against viewers=0.
+// events, no trace file) in six setups, one run of each in turn per op so
+// that the machine's load drifts over all alike: without the live relay
+// (off), with it and no viewer (viewers=0), and with 1 or 4 viewers
+// attached before the run and reading every packet: in-process Go viewers
+// reading as fast as they can (go-N), and real babeltrace2 processes under
+// nice -n 19 (bt-N; left out without babeltrace2). Per setup it reports
+// the median ingest rate (agent's first byte to the run's report) as
+// <setup>-Mev/s and its ratio to viewers=0 as <setup>-ratio, and HQ's CPU
+// per event for the op, viewers' reading included until they have read
+// the run (the Go viewers' own threads and the babeltrace2 processes
+// excluded), as <setup>-hq-ns/ev; then prints the table.
 func BenchmarkIngestLive(b *testing.B) {
-	rates := map[string]float64{}
-	var names []string
-	cases := []struct {
-		name    string
-		viewers int
-		bt      bool
-	}{{"off", -1, false}, {"viewers=0", 0, false}, {"go-viewers=1", 1, false}, {"go-viewers=4", 4, false},
-		{"bt-viewers=1", 1, true}, {"bt-viewers=4", 4, true}}
-	for _, c := range cases {
-		ok := b.Run(c.name, func(b *testing.B) {
-			rates[c.name] = benchIngestLive(b, c.viewers, c.bt)
-		})
-		if ok && rates[c.name] > 0 {
-			names = append(names, c.name)
+	setups := []*ingestRig{{name: "off", viewers: -1}, {name: "viewers=0"}, {name: "go-1", viewers: 1},
+		{name: "go-4", viewers: 4}}
+	if p, err := exec.LookPath("babeltrace2"); err == nil {
+		setups = append(setups, &ingestRig{name: "bt-1", viewers: 1, bt: p}, &ingestRig{name: "bt-4", viewers: 4, bt: p})
+	} else if os.Getenv("CI") == "true" {
+		b.Fatal("babeltrace2 not found (CI=true)")
+	}
+	for _, r := range setups {
+		r.start(b)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, r := range setups {
+			r.op(b)
 		}
 	}
-	if base := rates["viewers=0"]; base > 0 {
-		for _, n := range names {
-			fmt.Printf("ingest %-13s %5.1f M events/s  %.2f × viewers=0\n", n, rates[n]/1e6, rates[n]/base)
+	b.StopTimer()
+	base := setups[1].median()
+	for _, r := range setups {
+		m := r.median()
+		b.ReportMetric(m/1e6, r.name+"-Mev/s")
+		b.ReportMetric(m/base, r.name+"-ratio")
+		b.ReportMetric(float64(r.hqCPU)/float64(r.events), r.name+"-hq-ns/ev")
+	}
+	fmt.Printf("%-10s %9s %7s %12s %16s %10s %14s\n", "setup", "M ev/s", "ratio", "HQ ns/event", "viewer ns/event", "%dropped", "faults/kevent")
+	for _, r := range setups {
+		m := r.median()
+		vcpu := 0.0
+		if r.viewers > 0 {
+			vcpu = float64(r.viewerCPU) / float64(r.events*int64(r.viewers))
 		}
+		fmt.Printf("%-10s %9.2f %7.2f %12.1f %16.1f %10.1f %14.2f\n", r.name, m/1e6, m/base,
+			float64(r.hqCPU)/float64(r.events), vcpu, 100*float64(r.dropped)/float64(r.events),
+			float64(r.faults)*1000/float64(r.events))
 	}
 }
 
-func benchIngestLive(b *testing.B, viewers int, bt bool) float64 {
-	btPath := ""
-	if bt {
-		p, err := exec.LookPath("babeltrace2")
-		if err != nil {
-			if os.Getenv("CI") == "true" {
-				b.Fatal("babeltrace2 not found (CI=true)")
-			}
-			b.Skip("babeltrace2 not found")
-		}
-		btPath = p
-	}
-	chunks, n := benchTraffic()
-	data := bytes.Join(chunks, nil)
+// ingestRig is one setup of BenchmarkIngestLive: an HQ, its live relay
+// and its viewers.
+type ingestRig struct {
+	name    string
+	viewers int    // -1: no relay
+	bt      string // babeltrace2's path: viewers are babeltrace2
+
+	srv    *hq.Server
+	cat    *ctf.Catalog
+	ls     *live.Server
+	addr   string
+	lastID uint64
+
+	rates                            []float64
+	events, hqCPU, viewerCPU, faults int64
+	dropped                          int64
+}
+
+func (r *ingestRig) start(b *testing.B) {
 	// Ended runs leave memory as with a trace directory, where they are
 	// served from their files.
 	cat, err := ctf.NewCatalog(&ctf.CatalogConfig{Hostname: "bench", MaxEnded: 1})
@@ -155,7 +178,7 @@ func benchIngestLive(b *testing.B, viewers int, bt bool) float64 {
 	}
 	cfg := hq.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
-	if viewers >= 0 {
+	if r.viewers >= 0 {
 		cfg.NewProcessor = cat.Processor
 	}
 	srv, err := hq.New(cfg)
@@ -166,133 +189,130 @@ func benchIngestLive(b *testing.B, viewers int, bt bool) float64 {
 		b.Fatal(err)
 	}
 	go srv.Serve()
-	defer srv.Close()
+	b.Cleanup(func() { srv.Close() })
 	ls, _ := live.NewServer(cat, nil)
 	ln, _ := net.Listen("tcp4", "127.0.0.1:0")
 	go ls.Serve(ln)
-	defer ls.Close()
-
-	var read, viewerCPU atomic.Int64
-	var ingest time.Duration
-	var lastID uint64
-	var dropped int64
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	cpu0, flt0 := cpuTime(), minorFaults()
-	for range b.N {
-		b.StopTimer()
-		a, err := hqtest.Dial(srv.Addr(), bytefrog.Version1, bytefrog.FlavorBytefrog)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := a.Expect(bytefrog.MsgStart); err != nil {
-			b.Fatal(err)
-		}
-		run, err := srv.NextRun(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		var vg sync.WaitGroup
-		var procs []*exec.Cmd
-		if viewers > 0 {
-			var in live.SessionInfo
-			for in.ID <= lastID { // this op's run, once named
-				for _, s := range cat.Sessions() {
-					if i := s.Info(); i.ID > lastID {
-						in = i
-					}
-				}
-				time.Sleep(time.Millisecond)
-			}
-			lastID = in.ID
-			if bt {
-				url := fmt.Sprintf("net://%s/host/%s/%s", ln.Addr(), in.Hostname, in.Name)
-				for range viewers {
-					cmd := exec.Command("nice", "-n", "19", btPath, "-i", "lttng-live", url, "-o", "dummy")
-					if err := cmd.Start(); err != nil {
-						b.Fatal(err)
-					}
-					procs = append(procs, cmd)
-				}
-				for deadline := time.Now().Add(20 * time.Second); ls.Clients(in.ID) < viewers; time.Sleep(time.Millisecond) {
-					if time.Now().After(deadline) {
-						b.Fatalf("%d babeltrace2 viewers attached, want %d", ls.Clients(in.ID), viewers)
-					}
-				}
-			} else {
-				ready := make(chan struct{}, viewers)
-				for range viewers {
-					vg.Add(1)
-					go func() {
-						defer vg.Done()
-						runtime.LockOSThread() // its CPU is its thread's
-						defer runtime.UnlockOSThread()
-						t0 := threadCPU()
-						n, err := readSession(ln.Addr().String(), in.ID, ready)
-						viewerCPU.Add(threadCPU() - t0)
-						if err != nil {
-							b.Error(err)
-						}
-						read.Add(n)
-					}()
-				}
-				for range viewers {
-					<-ready
-				}
-			}
-		}
-		b.StartTimer()
-		t0 := time.Now()
-		i, err := a.OpenData()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := a.Write(i, data); err != nil {
-			b.Fatal(err)
-		}
-		if err := a.Shutdown(false); err != nil {
-			b.Fatal(err)
-		}
-		rep, _ := run.Wait(context.Background())
-		ingest += time.Since(t0)
-		if !rep.OK || rep.Sequenced != int64(n) {
-			b.Fatalf("run: %s, %d events", rep.Result(), rep.Sequenced)
-		}
-		b.StopTimer()
-		vg.Wait()
-		for _, p := range procs {
-			if err := p.Wait(); err != nil {
-				b.Errorf("babeltrace2: %v", err)
-			}
-			viewerCPU.Add(int64(p.ProcessState.UserTime() + p.ProcessState.SystemTime()))
-		}
-		a.Close()
-		if viewers > 0 {
-			_, d := cat.FeedStats(lastID)
-			dropped += d
-		}
-		b.StartTimer()
-	}
-	b.StopTimer()
-	rate := float64(n) * float64(b.N) / ingest.Seconds()
-	b.ReportMetric(rate, "events/s")
-	hqCPU := cpuTime() - cpu0
-	if !bt {
-		hqCPU -= viewerCPU.Load()
-	}
-	b.ReportMetric(float64(hqCPU)/float64(n*b.N), "hq-cpu-ns/event")
-	b.ReportMetric(float64(minorFaults()-flt0)*1000/float64(n*b.N), "page-faults/kevent")
-	if viewers > 0 {
-		b.ReportMetric(float64(viewerCPU.Load())/float64(n*b.N*viewers), "viewer-cpu-ns/event")
-	}
-	if viewers > 0 {
-		b.ReportMetric(100*float64(dropped)/float64(n*b.N), "%dropped")
-	}
-	if viewers > 0 && !bt {
-		b.ReportMetric(float64(read.Load())/float64(b.N*viewers), "CTF-B/viewer")
-	}
-	return rate
+	b.Cleanup(func() { ls.Close() })
+	r.srv, r.cat, r.ls, r.addr = srv, cat, ls, ln.Addr().String()
 }
+
+func (r *ingestRig) median() float64 {
+	s := append([]float64(nil), r.rates...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+// op runs one run through r's HQ and waits for its viewers to end.
+func (r *ingestRig) op(b *testing.B) {
+	_, n := benchTraffic()
+	data := benchData()
+	a, err := hqtest.Dial(r.srv.Addr(), bytefrog.Version1, bytefrog.FlavorBytefrog)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := a.Expect(bytefrog.MsgStart); err != nil {
+		b.Fatal(err)
+	}
+	run, err := r.srv.NextRun(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var vg sync.WaitGroup
+	var procs []*exec.Cmd
+	var viewerCPU atomic.Int64
+	if r.viewers > 0 {
+		var in live.SessionInfo
+		for in.ID <= r.lastID { // this op's run, once named
+			for _, s := range r.cat.Sessions() {
+				if i := s.Info(); i.ID > r.lastID {
+					in = i
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+		r.lastID = in.ID
+		if r.bt != "" {
+			url := fmt.Sprintf("net://%s/host/%s/%s", r.addr, in.Hostname, in.Name)
+			for range r.viewers {
+				cmd := exec.Command("nice", "-n", "19", r.bt, "-i", "lttng-live", url, "-o", "dummy")
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				procs = append(procs, cmd)
+			}
+			for deadline := time.Now().Add(20 * time.Second); r.ls.Clients(in.ID) < r.viewers; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatalf("%d babeltrace2 viewers attached, want %d", r.ls.Clients(in.ID), r.viewers)
+				}
+			}
+		} else {
+			ready := make(chan struct{}, r.viewers)
+			for range r.viewers {
+				vg.Add(1)
+				go func() {
+					defer vg.Done()
+					runtime.LockOSThread() // its CPU is its thread's
+					defer runtime.UnlockOSThread()
+					t0 := threadCPU()
+					_, err := readSession(r.addr, in.ID, ready)
+					viewerCPU.Add(threadCPU() - t0)
+					if err != nil {
+						b.Error(err)
+					}
+				}()
+			}
+			for range r.viewers {
+				<-ready
+			}
+		}
+	}
+	cpu0, flt0 := cpuTime(), minorFaults()
+	t0 := time.Now()
+	i, err := a.OpenData()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := a.Write(i, data); err != nil {
+		b.Fatal(err)
+	}
+	if err := a.Shutdown(false); err != nil {
+		b.Fatal(err)
+	}
+	rep, _ := run.Wait(context.Background())
+	r.rates = append(r.rates, float64(n)/time.Since(t0).Seconds())
+	if !rep.OK || rep.Sequenced != int64(n) {
+		b.Fatalf("run: %s, %d events", rep.Result(), rep.Sequenced)
+	}
+	vg.Wait()
+	for _, p := range procs {
+		if err := p.Wait(); err != nil {
+			b.Errorf("babeltrace2: %v", err)
+		}
+		viewerCPU.Add(int64(p.ProcessState.UserTime() + p.ProcessState.SystemTime()))
+	}
+	cpu := cpuTime() - cpu0
+	if r.bt == "" {
+		cpu -= viewerCPU.Load()
+	}
+	r.hqCPU += cpu
+	r.viewerCPU += viewerCPU.Load()
+	r.faults += minorFaults() - flt0
+	r.events += int64(n)
+	if r.viewers > 0 {
+		_, d := r.cat.FeedStats(r.lastID)
+		r.dropped += d
+	}
+}
+
+var benchData = sync.OnceValue(func() []byte {
+	chunks, _ := benchTraffic()
+	return bytes.Join(chunks, nil)
+})
 
 // minorFaults is the process's minor page faults so far.
 func minorFaults() int64 {
