@@ -225,7 +225,9 @@ func readTadpole(b *testing.B) result {
 	}
 	go srv.Serve()
 	defer srv.Close()
-	ls, err := live.NewServer(cat, nil)
+	lcfg := live.DefaultConfig()
+	lcfg.Pace = cat.Pacer().Pace // as tadpole-hq -live does
+	ls, err := live.NewServer(cat, lcfg)
 	if err != nil {
 		b.Fatal(err)
 	}

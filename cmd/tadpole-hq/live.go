@@ -19,12 +19,14 @@ type liveFlags struct {
 	addr      string
 	timer     time.Duration
 	fromStart bool
+	share     float64
 }
 
 func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.addr, "live", "", "serve every run to LTTng live viewers (babeltrace2 net://ADDR/host/HOST/SESSION) on ADDR, e.g. 127.0.0.1:5344")
 	fs.DurationVar(&l.timer, "live-timer", ctf.DefaultLiveTimer, "live: period of packet cuts and beacons (how soon a quiet thread shows)")
 	fs.BoolVar(&l.fromStart, "live-from-start", false, "live: every viewer starts at the run's beginning (babeltrace2 asks for the end)")
+	fs.Float64Var(&l.share, "live-share", ctf.DefaultServeShare, "live: share of one core serving viewers may take while runs are ingested (negative: no limit)")
 }
 
 // liveDrainMax bounds the wait for viewers still reading ended runs.
@@ -46,7 +48,11 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 	if l.timer <= 0 {
 		return nil, fmt.Errorf("-live-timer %v", l.timer)
 	}
-	ccfg := &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor}, TraceDir: cfg.TraceDir}
+	if l.share == 0 {
+		l.share = -1 // 0 means the default in CatalogConfig
+	}
+	ccfg := &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor}, TraceDir: cfg.TraceDir,
+		ServeShare: l.share}
 	if l.fromStart {
 		// Viewers start at the beginning: keep a run's start for the first
 		// one (a quarter of the session cap: about 1 M events).
@@ -59,6 +65,7 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 	lcfg := live.DefaultConfig()
 	lcfg.ForceBeginning = l.fromStart
 	lcfg.Logger = cfg.Logger
+	lcfg.Pace = cat.Pacer().Pace
 	srv, err := live.NewServer(cat, lcfg)
 	if err != nil {
 		return nil, err

@@ -105,8 +105,10 @@ func TestWriterAllocs(t *testing.T) {
 // that the machine's load drifts over all alike: without the live relay
 // (off), with it and no viewer (viewers=0), and with 1 or 4 viewers
 // attached before the run and reading every packet: in-process Go viewers
-// reading as fast as they can (go-N), and real babeltrace2 processes under
-// nice -n 19 (bt-N; left out without babeltrace2). Per setup it reports
+// reading as fast as they can (go-N; go-4-unpaced without the catalog's
+// Pacer, which holds serving to 10% of a core while a run is ingested),
+// and real babeltrace2 processes under nice -n 19 (bt-N; left out without
+// babeltrace2). Per setup it reports
 // the median ingest rate (agent's first byte to the run's report) as
 // <setup>-Mev/s and its ratio to viewers=0 as <setup>-ratio, and HQ's CPU
 // per event for the op, viewers' reading included until they have read
@@ -114,7 +116,7 @@ func TestWriterAllocs(t *testing.T) {
 // excluded), as <setup>-hq-ns/ev; then prints the table.
 func BenchmarkIngestLive(b *testing.B) {
 	setups := []*ingestRig{{name: "off", viewers: -1}, {name: "viewers=0"}, {name: "go-1", viewers: 1},
-		{name: "go-4", viewers: 4}}
+		{name: "go-4", viewers: 4}, {name: "go-4-unpaced", viewers: 4, unpaced: true}}
 	if p, err := exec.LookPath("babeltrace2"); err == nil {
 		setups = append(setups, &ingestRig{name: "bt-1", viewers: 1, bt: p}, &ingestRig{name: "bt-4", viewers: 4, bt: p})
 	} else if os.Getenv("CI") == "true" {
@@ -138,14 +140,14 @@ func BenchmarkIngestLive(b *testing.B) {
 		b.ReportMetric(m/base, r.name+"-ratio")
 		b.ReportMetric(float64(r.hqCPU)/float64(r.events), r.name+"-hq-ns/ev")
 	}
-	fmt.Printf("%-10s %9s %7s %12s %16s %10s %14s\n", "setup", "M ev/s", "ratio", "HQ ns/event", "viewer ns/event", "%dropped", "faults/kevent")
+	fmt.Printf("%-12s %9s %7s %12s %16s %10s %14s\n", "setup", "M ev/s", "ratio", "HQ ns/event", "viewer ns/event", "%dropped", "faults/kevent")
 	for _, r := range setups {
 		m := r.median()
 		vcpu := 0.0
 		if r.viewers > 0 {
 			vcpu = float64(r.viewerCPU) / float64(r.events*int64(r.viewers))
 		}
-		fmt.Printf("%-10s %9.2f %7.2f %12.1f %16.1f %10.1f %14.2f\n", r.name, m/1e6, m/base,
+		fmt.Printf("%-12s %9.2f %7.2f %12.1f %16.1f %10.1f %14.2f\n", r.name, m/1e6, m/base,
 			float64(r.hqCPU)/float64(r.events), vcpu, 100*float64(r.dropped)/float64(r.events),
 			float64(r.faults)*1000/float64(r.events))
 	}
@@ -157,6 +159,7 @@ type ingestRig struct {
 	name    string
 	viewers int    // -1: no relay
 	bt      string // babeltrace2's path: viewers are babeltrace2
+	unpaced bool   // serving is not held to the catalog's share
 
 	srv    *hq.Server
 	cat    *ctf.Catalog
@@ -172,7 +175,11 @@ type ingestRig struct {
 func (r *ingestRig) start(b *testing.B) {
 	// Ended runs leave memory as with a trace directory, where they are
 	// served from their files.
-	cat, err := ctf.NewCatalog(&ctf.CatalogConfig{Hostname: "bench", MaxEnded: 1})
+	ccfg := &ctf.CatalogConfig{Hostname: "bench", MaxEnded: 1}
+	if r.unpaced {
+		ccfg.ServeShare = -1
+	}
+	cat, err := ctf.NewCatalog(ccfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,7 +197,9 @@ func (r *ingestRig) start(b *testing.B) {
 	}
 	go srv.Serve()
 	b.Cleanup(func() { srv.Close() })
-	ls, _ := live.NewServer(cat, nil)
+	lcfg := live.DefaultConfig()
+	lcfg.Pace = cat.Pacer().Pace // as tadpole-hq -live does
+	ls, _ := live.NewServer(cat, lcfg)
 	ln, _ := net.Listen("tcp4", "127.0.0.1:0")
 	go ls.Serve(ln)
 	b.Cleanup(func() { ls.Close() })

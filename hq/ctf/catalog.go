@@ -35,6 +35,11 @@ type CatalogConfig struct {
 	// TraceDir, if set, is scanned for trace files of earlier runs, which
 	// are served as recorded sessions.
 	TraceDir string
+	// ServeShare is the share of one core that serving viewers (encoding
+	// and sending) may take while a run is being ingested (default
+	// DefaultServeShare; negative: unpaced). Set Pacer().Pace as
+	// live.Config.Pace.
+	ServeShare float64
 	// Hostname replaces the agent's host in session names ("" looks it up:
 	// this host's name for a loopback agent, else its IP address).
 	Hostname string
@@ -52,7 +57,8 @@ const (
 // progress, named <host>/<program>-<pid>-<run id>, and every recorded run
 // (a trace file in TraceDir). Its methods are safe for concurrent use.
 type Catalog struct {
-	cfg CatalogConfig
+	cfg   CatalogConfig
+	pacer *Pacer
 
 	mu       sync.Mutex
 	nextID   uint64
@@ -76,8 +82,16 @@ func NewCatalog(cfg *CatalogConfig) (*Catalog, error) {
 	if c.cfg.MaxEnded <= 0 {
 		c.cfg.MaxEnded = DefaultMaxEnded
 	}
+	if c.cfg.ServeShare == 0 {
+		c.cfg.ServeShare = DefaultServeShare
+	}
+	c.pacer = NewPacer(c.cfg.ServeShare)
 	return c, nil
 }
+
+// Pacer returns the pacer of the catalog's runs: set its Pace as the live
+// server's live.Config.Pace.
+func (c *Catalog) Pacer() *Pacer { return c.pacer }
 
 // session is one run: live (trace set) or recorded (file set).
 type session struct {
@@ -139,6 +153,7 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 	wc := c.cfg.Writer
 	wc.Start = r.StartedAt()
 	f := newFeed(bytefrog.Dialect{Version: r.Version(), Flavor: wc.Flavor}, c.cfg.Backlog)
+	f.pacer = c.pacer
 	s := &session{c: c, start: r.StartedAt().Round(0), runID: r.ID(), agent: r.Agent(), feed: f,
 		named: make(chan struct{})}
 	c.add(s)

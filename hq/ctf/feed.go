@@ -38,7 +38,8 @@ const (
 // Message, Events, DataBreak and Finish are called by the run's core
 // goroutine; Start, Fill and Discard from anywhere.
 type Feed struct {
-	d bytefrog.Dialect
+	d     bytefrog.Dialect
+	pacer *Pacer // told of the ingest's activity; nil: none
 
 	mu        sync.Mutex // guards the queue below
 	items     []item     // items[0] has index head
@@ -140,6 +141,7 @@ func (f *Feed) Discard() {
 
 // Events implements hq.BlockProcessor: it keeps b by reference.
 func (f *Feed) Events(b hq.Block) {
+	f.pacer.ingesting()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.discarded {
