@@ -110,7 +110,8 @@ func TestWriterAllocs(t *testing.T) {
 // and real babeltrace2 processes under nice -n 19 (bt-N; left out without
 // babeltrace2). Per setup it reports
 // the median ingest rate (agent's first byte to the run's report) as
-// <setup>-Mev/s and its ratio to viewers=0 as <setup>-ratio, and HQ's CPU
+// <setup>-Mev/s, the median of its ratios to viewers=0 in the same round
+// as <setup>-ratio, and HQ's CPU
 // per event for the op, viewers' reading included until they have read
 // the run (the Go viewers' own threads and the babeltrace2 processes
 // excluded), as <setup>-hq-ns/ev; then prints the table.
@@ -133,11 +134,11 @@ func BenchmarkIngestLive(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	base := setups[1].median()
+	base := setups[1]
 	for _, r := range setups {
 		m := r.median()
 		b.ReportMetric(m/1e6, r.name+"-Mev/s")
-		b.ReportMetric(m/base, r.name+"-ratio")
+		b.ReportMetric(r.ratio(base), r.name+"-ratio")
 		b.ReportMetric(float64(r.hqCPU)/float64(r.events), r.name+"-hq-ns/ev")
 	}
 	fmt.Printf("%-12s %9s %7s %12s %16s %10s %14s\n", "setup", "M ev/s", "ratio", "HQ ns/event", "viewer ns/event", "%dropped", "faults/kevent")
@@ -147,7 +148,7 @@ func BenchmarkIngestLive(b *testing.B) {
 		if r.viewers > 0 {
 			vcpu = float64(r.viewerCPU) / float64(r.events*int64(r.viewers))
 		}
-		fmt.Printf("%-12s %9.2f %7.2f %12.1f %16.1f %10.1f %14.2f\n", r.name, m/1e6, m/base,
+		fmt.Printf("%-12s %9.2f %7.2f %12.1f %16.1f %10.1f %14.2f\n", r.name, m/1e6, r.ratio(base),
 			float64(r.hqCPU)/float64(r.events), vcpu, 100*float64(r.dropped)/float64(r.events),
 			float64(r.faults)*1000/float64(r.events))
 	}
@@ -206,8 +207,20 @@ func (r *ingestRig) start(b *testing.B) {
 	r.srv, r.cat, r.ls, r.addr = srv, cat, ls, ln.Addr().String()
 }
 
-func (r *ingestRig) median() float64 {
-	s := append([]float64(nil), r.rates...)
+func (r *ingestRig) median() float64 { return median(r.rates) }
+
+// ratio is the median over the rounds of r's rate to base's in the same
+// round: the machine's load drifts less within a round than across.
+func (r *ingestRig) ratio(base *ingestRig) float64 {
+	var q []float64
+	for i := range min(len(r.rates), len(base.rates)) {
+		q = append(q, r.rates[i]/base.rates[i])
+	}
+	return median(q)
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
 	sort.Float64s(s)
 	if len(s) == 0 {
 		return 0
