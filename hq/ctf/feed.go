@@ -285,7 +285,11 @@ func (f *Feed) Fill() {
 		}
 		f.pos++
 		f.posEv += it.events
+		if f.pos%64 == 0 {
+			f.forgetEncoded()
+		}
 	}
+	f.forgetEncoded()
 	f.mu.Lock()
 	finished := f.finished && f.pos == f.head+int64(len(f.items))
 	f.mu.Unlock()
@@ -297,6 +301,30 @@ func (f *Feed) Fill() {
 	case time.Since(f.lastTick) >= f.period:
 		f.lastTick = time.Now()
 		w.Tick()
+	}
+}
+
+// forgetEncoded releases the items encoded already: their read buffers go
+// back to the ingest. f.enc is held.
+func (f *Feed) forgetEncoded() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := int(f.pos - f.head)
+	if n <= 0 || f.discarded {
+		return
+	}
+	for i := range n {
+		it := &f.items[i]
+		f.mem -= it.mem
+		if it.kind == itemBlock {
+			it.b.Release()
+		}
+		*it = item{}
+	}
+	f.items = f.items[n:]
+	f.head, f.headEv = f.pos, f.posEv
+	if cap(f.items) > 64 && len(f.items) < cap(f.items)/4 {
+		f.items = append([]item(nil), f.items...)
 	}
 }
 

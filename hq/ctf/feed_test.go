@@ -47,6 +47,9 @@ func TestFeedEncodesOnDemand(t *testing.T) {
 	if len(sink.packets) == 0 {
 		t.Fatal("the first demand did not cut the packets (live timer)")
 	}
+	if mem, _ := f.Kept(); mem != 0 {
+		t.Fatalf("%d bytes kept once encoded", mem)
+	}
 	n := len(sink.packets)
 	f.Fill() // nothing new, within the live timer: nothing happens
 	if len(sink.packets) != n || sink.ended {
