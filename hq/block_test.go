@@ -31,10 +31,13 @@ func (p *blockRecorder) Events(b hq.Block) {
 
 // A BlockProcessor gets every event by block, in sequence order, split
 // where a data break falls, and no Message per event; a retained block
-// still reads the same after the run.
+// still reads the same after the run. Beside it in hq.Processors, a plain
+// Processor gets every event by Message.
 func TestBlockProcessor(t *testing.T) {
-	rec := &blockRecorder{}
-	srv := start(t, func(c *hq.Config) { c.NewProcessor = func(*hq.Run) hq.Processor { return rec } })
+	rec, plain := &blockRecorder{}, &recorder{}
+	srv := start(t, func(c *hq.Config) {
+		c.NewProcessor = func(*hq.Run) hq.Processor { return hq.Processors{rec, hq.Processors{nil, plain}} }
+	})
 	a, run, i := started(t, srv)
 	g := hqtest.NewGen(bytefrog.FlavorBytefrog)
 	must(t, a.DataBreak(100))
@@ -62,6 +65,11 @@ func TestBlockProcessor(t *testing.T) {
 			t.Fatalf("a %v came by Message too", ty)
 		}
 	}
+	plain.mu.Lock()
+	if len(plain.seqs) != 300 || plain.breaks[100] != 100 {
+		t.Errorf("the plain processor got %d events, its break after %d", len(plain.seqs), plain.breaks[100])
+	}
+	plain.mu.Unlock()
 	n := 0
 	d := bytefrog.Dialect{Version: bytefrog.Version1, Flavor: bytefrog.FlavorBytefrog}
 	var m bytefrog.Msg

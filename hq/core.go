@@ -80,11 +80,11 @@ type core struct {
 }
 
 func newCore(cc coreConfig, procs []Processor, live hooks) *core {
-	c := &core{cc: cc, procs: procs, live: live, srcs: []*source{nil}, disc: newDiscipline()}
+	c := &core{cc: cc, procs: flatten(procs), live: live, srcs: []*source{nil}, disc: newDiscipline()}
 	c.st.maxMappingBytes = cc.maxMappingBytes
 	c.st.checkThreads = cc.dialect.Flavor == bytefrog.FlavorBytefrog
 	c.reorder.c = c
-	for _, p := range procs {
+	for _, p := range c.procs {
 		if b, ok := p.(BlockProcessor); ok {
 			c.blks = append(c.blks, b)
 		} else {

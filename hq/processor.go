@@ -60,3 +60,44 @@ func (b Block) Retain() { b.s.ref(1) }
 
 // Release lets go of a retained block.
 func (b Block) Release() { b.s.unref() }
+
+// Processors is a Processor made of several, called in order. A run's
+// core calls each one directly, so that a BlockProcessor among them gets
+// blocks and the others single events.
+type Processors []Processor
+
+// Message implements Processor.
+func (ps Processors) Message(m *bytefrog.Msg) {
+	for _, p := range ps {
+		p.Message(m)
+	}
+}
+
+// DataBreak implements Processor.
+func (ps Processors) DataBreak(seq int32) {
+	for _, p := range ps {
+		p.DataBreak(seq)
+	}
+}
+
+// Finish implements Processor.
+func (ps Processors) Finish(r *Report) {
+	for _, p := range ps {
+		p.Finish(r)
+	}
+}
+
+// flatten expands nested Processors and drops nil ones.
+func flatten(procs []Processor) []Processor {
+	var out []Processor
+	for _, p := range procs {
+		switch q := p.(type) {
+		case nil:
+		case Processors:
+			out = append(out, flatten(q)...)
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}

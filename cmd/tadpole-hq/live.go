@@ -10,7 +10,6 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/hq/ctf"
-	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 	"github.com/tadpole-trace/tadpole/transport/live"
 )
 
@@ -80,7 +79,7 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 		p := cat.Processor(r)
 		if prev != nil {
 			if q := prev(r); q != nil {
-				return processors{p, q}
+				return hq.Processors{p, q} // the run's core calls each: p gets blocks
 			}
 		}
 		return p
@@ -115,27 +114,6 @@ func (s *liveService) close(wait time.Duration) {
 	}
 	s.srv.Close()
 	<-s.done
-}
-
-// processors fans a run's messages out.
-type processors []hq.Processor
-
-func (ps processors) Message(m *bytefrog.Msg) {
-	for _, p := range ps {
-		p.Message(m)
-	}
-}
-
-func (ps processors) DataBreak(seq int32) {
-	for _, p := range ps {
-		p.DataBreak(seq)
-	}
-}
-
-func (ps processors) Finish(r *hq.Report) {
-	for _, p := range ps {
-		p.Finish(r)
-	}
 }
 
 // exportsCTF reports whether export's arguments ask for CTF (-ctf); the
