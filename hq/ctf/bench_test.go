@@ -106,7 +106,7 @@ func TestWriterAllocs(t *testing.T) {
 // (off), with it and no viewer (viewers=0), and with 1 or 4 viewers
 // attached before the run and reading every packet: in-process Go viewers
 // reading as fast as they can (go-N; go-4-unpaced without the catalog's
-// Pacer, which holds serving to 10% of a core while a run is ingested),
+// Pacer, which holds serving to 5% of a core while a run is ingested),
 // and real babeltrace2 processes under nice -n 19 (bt-N; left out without
 // babeltrace2). Per setup it reports
 // the median ingest rate (agent's first byte to the run's report) as
@@ -114,7 +114,9 @@ func TestWriterAllocs(t *testing.T) {
 // as <setup>-ratio, and HQ's CPU
 // per event for the op, viewers' reading included until they have read
 // the run (the Go viewers' own threads and the babeltrace2 processes
-// excluded), as <setup>-hq-ns/ev; then prints the table.
+// excluded), as <setup>-hq-ns/ev; then prints the table, where "ingest
+// ns/ev" is the process's CPU while the run was ingested (the in-process
+// Go viewers' threads included).
 func BenchmarkIngestLive(b *testing.B) {
 	setups := []*ingestRig{{name: "off", viewers: -1}, {name: "viewers=0"}, {name: "go-1", viewers: 1},
 		{name: "go-4", viewers: 4}, {name: "go-4-unpaced", viewers: 4, unpaced: true}}
@@ -141,15 +143,16 @@ func BenchmarkIngestLive(b *testing.B) {
 		b.ReportMetric(r.ratio(base), r.name+"-ratio")
 		b.ReportMetric(float64(r.hqCPU)/float64(r.events), r.name+"-hq-ns/ev")
 	}
-	fmt.Printf("%-12s %9s %7s %12s %16s %10s %14s\n", "setup", "M ev/s", "ratio", "HQ ns/event", "viewer ns/event", "%dropped", "faults/kevent")
+	fmt.Printf("%-12s %9s %7s %12s %14s %16s %10s %14s\n", "setup", "M ev/s", "ratio", "HQ ns/event", "ingest ns/ev", "viewer ns/event", "%dropped", "faults/kevent")
 	for _, r := range setups {
 		m := r.median()
 		vcpu := 0.0
 		if r.viewers > 0 {
 			vcpu = float64(r.viewerCPU) / float64(r.events*int64(r.viewers))
 		}
-		fmt.Printf("%-12s %9.2f %7.2f %12.1f %16.1f %10.1f %14.2f\n", r.name, m/1e6, r.ratio(base),
-			float64(r.hqCPU)/float64(r.events), vcpu, 100*float64(r.dropped)/float64(r.events),
+		fmt.Printf("%-12s %9.2f %7.2f %12.1f %14.1f %16.1f %10.1f %14.2f\n", r.name, m/1e6, r.ratio(base),
+			float64(r.hqCPU)/float64(r.events), float64(r.windowCPU)/float64(r.events), vcpu,
+			100*float64(r.dropped)/float64(r.events),
 			float64(r.faults)*1000/float64(r.events))
 	}
 }
@@ -171,6 +174,7 @@ type ingestRig struct {
 	rates                            []float64
 	events, hqCPU, viewerCPU, faults int64
 	dropped                          int64
+	windowCPU                        int64 // process CPU while the runs were ingested
 }
 
 func (r *ingestRig) start(b *testing.B) {
@@ -307,6 +311,7 @@ func (r *ingestRig) op(b *testing.B) {
 	}
 	rep, _ := run.Wait(context.Background())
 	r.rates = append(r.rates, float64(n)/time.Since(t0).Seconds())
+	r.windowCPU += cpuTime() - cpu0
 	if !rep.OK || rep.Sequenced != int64(n) {
 		b.Fatalf("run: %s, %d events", rep.Result(), rep.Sequenced)
 	}

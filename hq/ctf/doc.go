@@ -79,7 +79,7 @@
 // session holds at most 64 MiB of packets; a viewer that lags further
 // skips the oldest (babeltrace reports the discarded packets). While a
 // run is being ingested, the Pacer holds serving (encoding and sending)
-// to CatalogConfig.ServeShare of one core (10%), so that viewers reading
+// to CatalogConfig.ServeShare of one core (5%), so that viewers reading
 // as fast as they can cost the ingest about that much at most; with no
 // ingest going on they are served at full speed. A recorded run is
 // replayed for each viewer into its own trace, its producer waiting for

@@ -10,7 +10,7 @@ import (
 const (
 	// DefaultServeShare is the share of one core live serving may take
 	// while a run is being ingested.
-	DefaultServeShare = 0.1
+	DefaultServeShare = 0.05
 	// ingestQuiet is how long after the last block ingested serving runs
 	// unpaced.
 	ingestQuiet = 100 * time.Millisecond
