@@ -20,6 +20,7 @@ const (
 	DefaultFeedMax = 16 << 20
 
 	ownedChunk = 64 << 10 // bytes of events copied per item (Message path)
+	pacedFill  = 16       // items encoded per demand while a run is ingested
 )
 
 // Feed is the hq.BlockProcessor that makes a run a live trace without
@@ -243,6 +244,11 @@ func (f *Feed) Fill() {
 	f.mu.Lock()
 	end := f.head + int64(len(f.items))
 	f.mu.Unlock()
+	if f.pacer.active() {
+		// Small steps while a run is ingested, so that the pacer holds
+		// serving to its share evenly.
+		end = min(end, max(f.pos, f.head)+pacedFill)
+	}
 	for f.pos < end {
 		f.mu.Lock()
 		if f.pos < f.head {

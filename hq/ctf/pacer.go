@@ -44,6 +44,11 @@ func (p *Pacer) ingesting() {
 	}
 }
 
+// active reports whether serving is paced now: a run is being ingested.
+func (p *Pacer) active() bool {
+	return p != nil && p.share > 0 && time.Now().UnixNano()-p.ingestAt.Load() <= int64(ingestQuiet)
+}
+
 // Pace is live.Config.Pace: it charges busy to the serving budget and
 // sleeps while serving is over its share of the time since ingest began.
 func (p *Pacer) Pace(busy time.Duration) {
