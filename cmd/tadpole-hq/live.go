@@ -25,7 +25,7 @@ func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.addr, "live", "", "serve every run to LTTng live viewers (babeltrace2 net://ADDR/host/HOST/SESSION) on ADDR, e.g. 127.0.0.1:5344")
 	fs.DurationVar(&l.timer, "live-timer", ctf.DefaultLiveTimer, "live: period of packet cuts and beacons (how soon a quiet thread shows)")
 	fs.BoolVar(&l.fromStart, "live-from-start", false, "live: every viewer starts at the run's beginning (babeltrace2 asks for the end)")
-	fs.Float64Var(&l.share, "live-share", ctf.DefaultServeShare, "live: share of one core serving viewers may take while runs are ingested (negative: no limit)")
+	fs.Float64Var(&l.share, "live-share", ctf.DefaultServeShare, "live: share of one core serving viewers may take while runs are ingested (0 or negative: no limit)")
 }
 
 // liveDrainMax bounds the wait for viewers still reading ended runs.
