@@ -52,6 +52,9 @@ type core struct {
 	live  hooks       // nil when replaying
 	rec   func(*unit) // records a unit; nil when no trace is written
 
+	evs  []Processor      // procs that take events one Message at a time
+	blks []BlockProcessor // procs that take events by Block
+
 	m    bytefrog.Msg
 	st   stats
 	rep  Report
@@ -77,10 +80,17 @@ type core struct {
 }
 
 func newCore(cc coreConfig, procs []Processor, live hooks) *core {
-	c := &core{cc: cc, procs: procs, live: live, srcs: []*source{nil}, disc: newDiscipline()}
+	c := &core{cc: cc, procs: flatten(procs), live: live, srcs: []*source{nil}, disc: newDiscipline()}
 	c.st.maxMappingBytes = cc.maxMappingBytes
 	c.st.checkThreads = cc.dialect.Flavor == bytefrog.FlavorBytefrog
 	c.reorder.c = c
+	for _, p := range c.procs {
+		if b, ok := p.(BlockProcessor); ok {
+			c.blks = append(c.blks, b)
+		} else {
+			c.evs = append(c.evs, p)
+		}
+	}
 	return c
 }
 
@@ -386,8 +396,15 @@ func (c *core) emit(s *slab, raw []byte) {
 	c.st.event(m, s, c.firstUnmapped)
 	c.disc.event(m, &c.rep)
 	c.call.event(m)
-	for _, p := range c.procs {
+	for _, p := range c.evs {
 		p.Message(m)
+	}
+}
+
+// block hands events just released, in order, to the block processors.
+func (c *core) block(s *slab, ev []event) {
+	for _, p := range c.blks {
+		p.Events(Block{s: s, ev: ev})
 	}
 }
 

@@ -131,6 +131,9 @@ func (o *reorder) advance() {
 			e := o.pop()
 			o.held--
 			o.releaseOne(e.s, e.s.raw[e.off:])
+			if len(o.c.blks) > 0 {
+				o.c.block(e.s, []event{e.event})
+			}
 			o.release(e.s)
 		case q != nil:
 			o.releaseFrom(q)
@@ -182,10 +185,17 @@ func (o *reorder) releaseFrom(q *source) {
 		seg := &q.segs[q.h]
 		ev := seg.ev
 		raw := seg.s.raw
-		i := 0
+		i, from := 0, 0
 		for i < len(ev) && ev[i].seq == o.next {
+			if len(o.c.blks) > 0 && i > from && len(o.breaks) > 0 && o.breaks[0] == o.next {
+				o.c.block(seg.s, ev[from:i]) // the break goes between
+				from = i
+			}
 			o.releaseOne(seg.s, raw[ev[i].off:])
 			i++
+		}
+		if len(o.c.blks) > 0 && i > from {
+			o.c.block(seg.s, ev[from:i])
 		}
 		o.held -= i
 		if i < len(ev) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/hq/ctf"
-	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 	"github.com/tadpole-trace/tadpole/transport/live"
 )
 
@@ -19,12 +18,14 @@ type liveFlags struct {
 	addr      string
 	timer     time.Duration
 	fromStart bool
+	share     float64
 }
 
 func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.addr, "live", "", "serve every run to LTTng live viewers (babeltrace2 net://ADDR/host/HOST/SESSION) on ADDR, e.g. 127.0.0.1:5344")
 	fs.DurationVar(&l.timer, "live-timer", ctf.DefaultLiveTimer, "live: period of packet cuts and beacons (how soon a quiet thread shows)")
 	fs.BoolVar(&l.fromStart, "live-from-start", false, "live: every viewer starts at the run's beginning (babeltrace2 asks for the end)")
+	fs.Float64Var(&l.share, "live-share", ctf.DefaultServeShare, "live: share of one core serving viewers may take while runs are ingested (0 or negative: no limit)")
 }
 
 // liveDrainMax bounds the wait for viewers still reading ended runs.
@@ -46,7 +47,11 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 	if l.timer <= 0 {
 		return nil, fmt.Errorf("-live-timer %v", l.timer)
 	}
-	ccfg := &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor}, TraceDir: cfg.TraceDir}
+	if l.share == 0 {
+		l.share = -1 // 0 means the default in CatalogConfig
+	}
+	ccfg := &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor}, TraceDir: cfg.TraceDir,
+		ServeShare: l.share}
 	if l.fromStart {
 		// Viewers start at the beginning: keep a run's start for the first
 		// one (a quarter of the session cap: about 1 M events).
@@ -59,6 +64,7 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 	lcfg := live.DefaultConfig()
 	lcfg.ForceBeginning = l.fromStart
 	lcfg.Logger = cfg.Logger
+	lcfg.Pace = cat.Pacer().Pace
 	srv, err := live.NewServer(cat, lcfg)
 	if err != nil {
 		return nil, err
@@ -73,7 +79,7 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 		p := cat.Processor(r)
 		if prev != nil {
 			if q := prev(r); q != nil {
-				return processors{p, q}
+				return hq.Processors{p, q} // the run's core calls each: p gets blocks
 			}
 		}
 		return p
@@ -108,27 +114,6 @@ func (s *liveService) close(wait time.Duration) {
 	}
 	s.srv.Close()
 	<-s.done
-}
-
-// processors fans a run's messages out.
-type processors []hq.Processor
-
-func (ps processors) Message(m *bytefrog.Msg) {
-	for _, p := range ps {
-		p.Message(m)
-	}
-}
-
-func (ps processors) DataBreak(seq int32) {
-	for _, p := range ps {
-		p.DataBreak(seq)
-	}
-}
-
-func (ps processors) Finish(r *hq.Report) {
-	for _, p := range ps {
-		p.Finish(r)
-	}
 }
 
 // exportsCTF reports whether export's arguments ask for CTF (-ctf); the

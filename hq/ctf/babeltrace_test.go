@@ -90,25 +90,6 @@ func (d *decoded) snapshot() []string {
 	return append([]string(nil), d.lines...)
 }
 
-// multi fans messages out to several processors.
-type multi []hq.Processor
-
-func (m multi) Message(msg *bytefrog.Msg) {
-	for _, p := range m {
-		p.Message(msg)
-	}
-}
-func (m multi) DataBreak(seq int32) {
-	for _, p := range m {
-		p.DataBreak(seq)
-	}
-}
-func (m multi) Finish(r *hq.Report) {
-	for _, p := range m {
-		p.Finish(r)
-	}
-}
-
 // events keeps the event lines of babeltrace2's output (the part from the
 // event name on), dropping mappings and thread names.
 func events(out []string) []string {
@@ -249,7 +230,7 @@ func startLiveHQWith(t testing.TB, dir string, ccfg *ctf.CatalogConfig) *liveHQ 
 	cfg := hq.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.TraceDir = dir
-	cfg.NewProcessor = func(r *hq.Run) hq.Processor { return multi{cat.Processor(r), h.decoded} }
+	cfg.NewProcessor = func(r *hq.Run) hq.Processor { return hq.Processors{cat.Processor(r), h.decoded} }
 	h.hq, err = hq.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,11 @@ type CatalogConfig struct {
 	// TraceDir, if set, is scanned for trace files of earlier runs, which
 	// are served as recorded sessions.
 	TraceDir string
+	// ServeShare is the share of one core that serving viewers (encoding
+	// and sending) may take while a run is being ingested (default
+	// DefaultServeShare; negative: unpaced). Set Pacer().Pace as
+	// live.Config.Pace.
+	ServeShare float64
 	// Hostname replaces the agent's host in session names ("" looks it up:
 	// this host's name for a loopback agent, else its IP address).
 	Hostname string
@@ -52,7 +57,8 @@ const (
 // progress, named <host>/<program>-<pid>-<run id>, and every recorded run
 // (a trace file in TraceDir). Its methods are safe for concurrent use.
 type Catalog struct {
-	cfg CatalogConfig
+	cfg   CatalogConfig
+	pacer *Pacer
 
 	mu       sync.Mutex
 	nextID   uint64
@@ -76,8 +82,16 @@ func NewCatalog(cfg *CatalogConfig) (*Catalog, error) {
 	if c.cfg.MaxEnded <= 0 {
 		c.cfg.MaxEnded = DefaultMaxEnded
 	}
+	if c.cfg.ServeShare == 0 {
+		c.cfg.ServeShare = DefaultServeShare
+	}
+	c.pacer = NewPacer(c.cfg.ServeShare)
 	return c, nil
 }
+
+// Pacer returns the pacer of the catalog's runs: set its Pace as the live
+// server's live.Config.Pace.
+func (c *Catalog) Pacer() *Pacer { return c.pacer }
 
 // session is one run: live (trace set) or recorded (file set).
 type session struct {
@@ -91,7 +105,7 @@ type session struct {
 	runID   uint8
 	agent   string
 	writer  Config
-	async   *Async        // a live run's encoder, started by the first viewer
+	feed    *Feed         // a live run's events, encoded on its viewers' demand
 	named   chan struct{} // a live run: closed once named (nil: named)
 	ended   bool
 	endedAt time.Time
@@ -111,10 +125,10 @@ func (s *session) Info() live.SessionInfo {
 // for this viewer alone.
 func (s *session) Open() (*live.Trace, func(), error) {
 	s.mu.Lock()
-	t, file, wc, a := s.trace, s.file, s.writer, s.async
+	t, file, wc, f := s.trace, s.file, s.writer, s.feed
 	s.mu.Unlock()
 	if t != nil {
-		a.Start() // the run is encoded from the first viewer on
+		f.Start() // the run keeps more from the first viewer on
 		return t, nil, nil
 	}
 	// A replay waits for its viewer: a small window is enough, and keeps
@@ -138,8 +152,9 @@ func (s *session) Open() (*live.Trace, func(), error) {
 func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 	wc := c.cfg.Writer
 	wc.Start = r.StartedAt()
-	a := newAsync(bytefrog.Dialect{Version: r.Version(), Flavor: wc.Flavor}, c.cfg.Backlog, wc.LiveTimer)
-	s := &session{c: c, start: r.StartedAt().Round(0), runID: r.ID(), agent: r.Agent(), async: a,
+	f := newFeed(bytefrog.Dialect{Version: r.Version(), Flavor: wc.Flavor}, c.cfg.Backlog)
+	f.pacer = c.pacer
+	s := &session{c: c, start: r.StartedAt().Round(0), runID: r.ID(), agent: r.Agent(), feed: f,
 		named: make(chan struct{})}
 	c.add(s)
 	// Naming the program may scan /proc: not on the run's way; the session
@@ -155,10 +170,11 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 		t := live.NewTrace(&live.TraceConfig{MaxBytes: c.cfg.MaxTraceBytes})
 		w, err := NewWriter(t, &wc) // wc was verified by NewCatalog
 		if err != nil {
-			a.Discard()
+			f.Discard()
 			return
 		}
-		a.setWriter(w)
+		f.setWriter(w)
+		t.SetDemand(f.Fill)
 		s.mu.Lock()
 		s.trace, s.writer = t, wc
 		s.info.Hostname = peer.Host
@@ -176,7 +192,9 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 			s.file = rep.TraceFile
 			s.trace = nil // served from the file from now on
 			s.info.Recorded = true
-			s.async.Discard() // unless a viewer started it
+			if !s.feed.Started() {
+				s.feed.Discard() // nobody will read it live
+			}
 			os.WriteFile(rep.TraceFile+nameSuffix, []byte(s.info.Hostname+"/"+s.info.Name+"\n"), 0o644)
 		}
 		s.mu.Unlock()
@@ -187,7 +205,7 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 		c.mu.Unlock()
 		c.trimEnded()
 	}()
-	return a
+	return f
 }
 
 func addr(s string) net.Addr {
@@ -221,9 +239,23 @@ func (c *Catalog) trimEnded() {
 		}
 		if n++; n > c.cfg.MaxEnded {
 			c.sessions = append(c.sessions[:i], c.sessions[i+1:]...)
-			s.async.Discard()
+			s.feed.Discard()
 		}
 	}
+}
+
+// FeedStats returns the memory a live session keeps of its run and the
+// events it dropped before they were encoded (zeros for an unknown or
+// recorded session).
+func (c *Catalog) FeedStats(id uint64) (kept, dropped int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.sessions {
+		if s.info.ID == id && s.feed != nil {
+			return s.feed.Kept()
+		}
+	}
+	return 0, 0
 }
 
 // Sessions implements live.Catalog.

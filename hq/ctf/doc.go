@@ -62,15 +62,26 @@
 // Catalog makes every run of an hq.Server a live session named
 // <host>/<program>-<pid>-<run> (the program and pid are found in /proc
 // for a local agent) and every trace file of the trace directory a
-// recorded one. A live run's messages are copied by the run's core
-// goroutine into batches (Async); nothing is encoded until a viewer comes:
-// the run keeps a backlog (CatalogConfig.Backlog, 1 MiB by default) for
-// that first viewer. From then on an encoder goroutine turns the batches
-// into packets; an encoder that falls 4 MiB behind drops events (never
-// mappings) and the run stream counts them in events_discarded, which
-// babeltrace reports as discarded events: the ingest never waits for the
-// CTF. A session holds at most 64 MiB of packets; a viewer that lags
-// further skips the oldest (babeltrace reports the discarded packets). A
-// recorded run is replayed for each viewer into its own trace, its
-// producer waiting for the viewer.
+// recorded one. A run is handed to the live side by reference: its core
+// gives the Feed (an hq.BlockProcessor) each block of events it releases,
+// in sequence order, as one call and one buffer reference, nothing per
+// event; mappings and data breaks are copied (they are few). Nothing is
+// encoded on the ingest's side. A viewer asking for a packet it has not
+// got (GET_NEXT_INDEX, live.Trace's demand hook) encodes, in its own
+// goroutine, the events kept since the last encoding into the shared
+// trace, and cuts the packets once per live-timer period: the run is
+// encoded once, at the pace of its fastest viewer, and every viewer reads
+// the same packets. The Feed keeps at most CatalogConfig.Backlog (1 MiB,
+// about 50 k events) before the first viewer comes and DefaultFeedMax (16
+// MiB) after: beyond, the oldest events are dropped (mappings and breaks
+// kept) and the encoding counts them in the run stream's
+// events_discarded, which babeltrace reports as discarded events. A
+// session holds at most 64 MiB of packets; a viewer that lags further
+// skips the oldest (babeltrace reports the discarded packets). While a
+// run is being ingested, the Pacer holds serving (encoding and sending)
+// to CatalogConfig.ServeShare of one core (5%), so that viewers reading
+// as fast as they can cost the ingest about that much at most; with no
+// ingest going on they are served at full speed. A recorded run is
+// replayed for each viewer into its own trace, its producer waiting for
+// the viewer.
 package ctf

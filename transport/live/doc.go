@@ -80,4 +80,12 @@
 // a live trace drops its oldest packets (a lagging viewer skips them, the
 // packet sequence numbers tell it), a replayed recording makes its
 // producer wait for its viewer.
+//
+// A producer may encode on demand (Trace.SetDemand): GET_NEXT_INDEX on a
+// stream whose packets the viewer has all read calls the hook first, in
+// the viewer's goroutine and without the trace's lock, so that packets are
+// made at the pace of the viewers and shared by all of them.
+// Config.Pace, called after each reply with the time it took, lets the
+// embedder hold serving back (tadpole-hq keeps it to a share of a core
+// while it ingests).
 package live

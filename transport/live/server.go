@@ -60,6 +60,10 @@ type Config struct {
 	ForceBeginning bool
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
+	// Pace, if set, is called by a viewer's goroutine after each reply
+	// with the time the request took to handle and send; it may sleep to
+	// hold serving back (e.g. to leave the CPU to the producer).
+	Pace func(busy time.Duration)
 }
 
 // Defaults for Config.

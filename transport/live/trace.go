@@ -40,6 +40,7 @@ type Trace struct {
 	ended   bool
 	closed  bool // no reader will come: Publish stops waiting
 	readers map[*Reader]struct{}
+	demand  func()
 }
 
 type pktRef struct {
@@ -73,6 +74,16 @@ func NewTrace(cfg *TraceConfig) *Trace {
 	}
 	t.cond = sync.NewCond(&t.mu)
 	return t
+}
+
+// SetDemand sets the producer's hook that readers call, from their own
+// goroutines and without the trace's lock, when they want the next packet
+// of a stream: a producer that encodes on demand publishes what it has
+// from there, at the viewers' pace.
+func (t *Trace) SetDemand(f func()) {
+	t.mu.Lock()
+	t.demand = f
+	t.mu.Unlock()
 }
 
 // AppendMetadata appends TSDL text. Each call must hold complete
@@ -332,6 +343,15 @@ func (r *Reader) flagsLocked() Flags {
 func (r *Reader) NextIndex(s int) Index {
 	t := r.t
 	t.mu.Lock()
+	demand := t.demand
+	if demand != nil && !t.ended && s >= 0 && s < len(t.streams) {
+		st := t.streams[s]
+		if max(r.nextLocked(s), st.first) >= st.first+uint64(len(st.packets)) {
+			t.mu.Unlock()
+			demand()
+			t.mu.Lock()
+		}
+	}
 	defer t.mu.Unlock()
 	if s < 0 || s >= len(t.streams) {
 		return Index{Status: IndexErr}

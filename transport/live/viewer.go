@@ -70,13 +70,18 @@ func (v *viewer) run() error {
 			return &CommandError{Cmd: h.Cmd, DataSize: h.DataSize, Err: ErrNotConnected}
 		}
 		v.out = v.out[:0]
+		t0 := time.Now()
 		if err := v.handle(h.Cmd, p); err != nil {
 			return err
 		}
 		if err := v.write(); err != nil {
 			return err
 		}
-		v.srv.lastReq.Store(time.Now().UnixNano())
+		now := time.Now()
+		v.srv.lastReq.Store(now.UnixNano())
+		if v.srv.cfg.Pace != nil {
+			v.srv.cfg.Pace(now.Sub(t0))
+		}
 	}
 }
 
