@@ -124,13 +124,13 @@ func (a *Agent) retryLoop() {
 		case <-ctx.Done():
 		}
 	}()
-	t := time.NewTimer(a.cfg.HQRetry)
+	t := a.cfg.clock().NewTimer(a.cfg.HQRetry)
 	defer t.Stop()
 	for {
 		select {
 		case <-a.quit:
 			return
-		case <-t.C:
+		case <-t.C():
 		case <-a.poke:
 			t.Stop()
 		}
@@ -164,13 +164,11 @@ func (a *Agent) start(ctx context.Context, once time.Duration, late bool) error 
 		return err
 	}
 	s.run()
-	var timeout <-chan struct{}
+	var timeout <-chan time.Time
 	if a.cfg.StartTimeout > 0 {
-		tctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
-		defer cancel()
-		timeout = tctx.Done()
-	} else {
-		timeout = ctx.Done()
+		t := a.cfg.clock().NewTimer(a.cfg.StartTimeout)
+		defer t.Stop()
+		timeout = t.C()
 	}
 	select {
 	case err := <-s.startRes:
@@ -183,6 +181,12 @@ func (a *Agent) start(ctx context.Context, once time.Duration, late bool) error 
 		return s.failErr
 	case <-timeout:
 		err := fmt.Errorf("%w (%v)", ErrStartTimeout, a.cfg.StartTimeout)
+		s.sendControl(bytefrog.AppendError(nil, err.Error()), true)
+		s.fail(err)
+		<-s.done
+		return err
+	case <-ctx.Done():
+		err := fmt.Errorf("%w: %w", ErrStartTimeout, ctx.Err())
 		s.sendControl(bytefrog.AppendError(nil, err.Error()), true)
 		s.fail(err)
 		<-s.done

@@ -79,7 +79,7 @@ func scanBatch(b []byte) (int, error) {
 			return 0, fmt.Errorf("%w: record at offset %d overruns the batch", ErrBadBatch, off)
 		}
 		if err := checkIDs(k, b[off:]); err != nil {
-			return 0, fmt.Errorf("%w: record at offset %d: %v", ErrBadBatch, off, err)
+			return 0, fmt.Errorf("%w: record at offset %d: %w", ErrBadBatch, off, err)
 		}
 		off += size
 	}

@@ -101,22 +101,22 @@ func StartManagement(cfg Config) (*Management, error) {
 	if cfg.J4PPolicy != "" {
 		f, err := os.Open(cfg.J4PPolicy)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrManagement, err)
+			return nil, fmt.Errorf("%w: %w", ErrManagement, err)
 		}
 		p, err := j4p.ParsePolicy(f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrManagement, cfg.J4PPolicy, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrManagement, cfg.J4PPolicy, err)
 		}
 		jc.Policy = p
 	}
 	mbs := newMBeanServer(cfg)
 	srv, err := j4p.NewServer(&jc, mbs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrManagement, err)
+		return nil, fmt.Errorf("%w: %w", ErrManagement, err)
 	}
 	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrManagement, err)
+		return nil, fmt.Errorf("%w: %w", ErrManagement, err)
 	}
 	return &Management{srv: srv, mbs: mbs}, nil
 }

@@ -38,6 +38,7 @@ var (
 // shutdown signal and its error; stop ends the run cleanly.
 type session struct {
 	cfg     Config
+	clk     Clock
 	log     *logger
 	dialect bytefrog.Dialect
 	hq      bytefrog.Config // written by the reader before the run is published
@@ -58,6 +59,7 @@ type session struct {
 	// view of its timeliness, whatever the network and HQ add.
 	hbLate   atomic.Int64
 	hbMaxGap atomic.Int64
+	hbTicks  atomic.Int64 // heartbeats written on the ticker
 	// flushed is signalled by the control writer when it reaches a nil
 	// message in ctrlHigh: everything queued before it is written.
 	flushed chan struct{}
@@ -79,6 +81,7 @@ const ctrlQueue = 1024
 func newSession(cfg Config, log *logger) *session {
 	s := &session{
 		cfg:      cfg,
+		clk:      cfg.clock(),
 		log:      log,
 		dialect:  bytefrog.Dialect{Version: cfg.Version, Flavor: cfg.Flavor},
 		ctrlHigh: make(chan []byte, ctrlQueue),
@@ -118,10 +121,12 @@ func (s *session) dial(ctx context.Context, once time.Duration) (net.Conn, error
 		if once > 0 {
 			return nil, connError("dial", s.cfg.HQ, fmt.Errorf("%w at %s: %w", ErrNoHQ, s.cfg.HQ, err))
 		}
+		t := s.clk.NewTimer(250 * time.Millisecond)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return nil, connError("dial", s.cfg.HQ, fmt.Errorf("%w at %s within %v: %w", ErrNoHQ, s.cfg.HQ, s.cfg.ConnectTimeout, last))
-		case <-time.After(250 * time.Millisecond):
+		case <-t.C():
 		}
 	}
 }
@@ -258,12 +263,12 @@ func (s *session) sendControl(msg []byte, high bool) {
 		return
 	default:
 	}
-	t := time.NewTimer(time.Second)
+	t := s.clk.NewTimer(time.Second)
 	defer t.Stop()
 	select {
 	case q <- msg:
 	case <-s.failCh:
-	case <-t.C:
+	case <-t.C():
 		s.fail(fmt.Errorf("%w: control queue full", ErrProtocol))
 	}
 }
@@ -272,12 +277,12 @@ func (s *session) sendControl(msg []byte, high bool) {
 // every high-priority message queued so far.
 func (s *session) flushControl(d time.Duration) {
 	s.sendControl(nil, true)
-	t := time.NewTimer(d)
+	t := s.clk.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-s.flushed:
 	case <-s.failCh:
-	case <-t.C:
+	case <-t.C():
 	}
 }
 
@@ -290,7 +295,7 @@ func (s *session) writeControl() {
 	case interval = <-s.hbReset:
 	default:
 	}
-	tick := time.NewTicker(interval)
+	tick := s.clk.NewTicker(interval)
 	defer tick.Stop()
 	write := func(b []byte) bool {
 		if b == nil {
@@ -309,7 +314,7 @@ func (s *session) writeControl() {
 	}
 	var lastHB time.Time
 	beat := func() bool {
-		now := time.Now()
+		now := s.clk.Now()
 		if !lastHB.IsZero() {
 			gap := now.Sub(lastHB)
 			if gap*2 > 3*interval {
@@ -323,7 +328,9 @@ func (s *session) writeControl() {
 			}
 		}
 		lastHB = now
-		return write(s.heartbeat())
+		ok := write(s.heartbeat())
+		s.hbTicks.Add(1)
+		return ok
 	}
 	for {
 		select {
@@ -346,7 +353,7 @@ func (s *session) writeControl() {
 		case d := <-s.hbReset:
 			tick.Reset(d)
 			interval = d
-		case <-tick.C:
+		case <-tick.C():
 			if !beat() {
 				return
 			}
@@ -406,7 +413,7 @@ func (s *session) readControl() {
 // (bytefrog.Lifecycle); a command that changes nothing is ignored.
 func (s *session) command(m *bytefrog.Msg) error {
 	if m.Type == bytefrog.MsgError {
-		s.fail(fmt.Errorf("HQ reported an error: %s", bytefrog.String(m.Text)))
+		s.fail(fmt.Errorf("%w: HQ reported an error: %s", ErrRejected, bytefrog.String(m.Text)))
 		return nil
 	}
 	// Stop and failures end the run from other goroutines.
