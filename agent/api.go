@@ -33,7 +33,7 @@ func record(h uint64, method int32) {
 func recordOn(s *pipeline, thread, h uint64, method int32) {
 	ls := s.lanes
 	p := procPin()
-	now := s.clock.Load()
+	now := s.now()
 	if s.mode.Load() != modeTracing {
 		procUnpin()
 		if s.gate() {
@@ -78,7 +78,7 @@ func recordSlow(s *pipeline, thread, h uint64, method int32) {
 		if !ok {
 			return
 		}
-		now := s.clock.Load()
+		now := s.now()
 		if s.mode.Load() == modeTracing {
 			sl.data = eventData(method, now)
 			s.lanes.commit(l, sl, i, h)
@@ -106,7 +106,7 @@ func recordText(k kind, key, value string) {
 		if !ok {
 			return
 		}
-		now := s.clock.Load() // before the mode: see recordOn
+		now := s.now() // before the mode: see recordOn
 		if s.mode.Load() == modeTracing {
 			sl.data = eventData(0, now)
 			t := &l.texts[i&s.lanes.mask]
@@ -198,7 +198,7 @@ func SetThreadName(name string) {
 	if !ok {
 		return
 	}
-	sl.data = eventData(0, s.clock.Load())
+	sl.data = eventData(0, s.now())
 	l.texts[i&s.lanes.mask].key = name
 	s.lanes.commit(l, sl, i, uint64(kindName))
 }

@@ -196,7 +196,7 @@ func submitBatch(thread uint64, b []byte, cp *[]byte, n int) int {
 		batchPool.Put(cp)
 		return 0
 	}
-	sl.data = eventData(0, s.clock.Load())
+	sl.data = eventData(0, s.now())
 	l.texts[i&s.lanes.mask].batch = cp
 	s.lanes.commit(l, sl, i, uint64(kindBatch))
 	if pending >= batchWake {

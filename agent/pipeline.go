@@ -54,10 +54,11 @@ type pipeline struct {
 	stopping atomic.Bool   // shutdown is closed (for recording calls)
 	broken   atomic.Bool   // err is set: discard instead of sending
 
-	started  bool          // Start ran, or Stop came first (under mu)
-	shutdown chan struct{} // closed when the pipeline begins to end
-	done     chan struct{} // closed when every goroutine of the pipeline ended
-	wg       sync.WaitGroup
+	started   bool          // Start ran, or Stop came first (under mu)
+	clockWake chan struct{} // a recording call found the clock asleep
+	shutdown  chan struct{} // closed when the pipeline begins to end
+	done      chan struct{} // closed when every goroutine of the pipeline ended
+	wg        sync.WaitGroup
 
 	onBreak func(seq int32) // a data break at seq, for HQ
 	onFail  func(error)     // the pipeline failed on its own
@@ -97,6 +98,7 @@ func newPipeline(cfg pipeConfig, log *logger, conns []net.Conn, begin time.Time,
 		begin:     begin,
 		beginMono: beginMono,
 		shutdown:  make(chan struct{}),
+		clockWake: make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		onBreak:   onBreak,
 		onFail:    onFail,
@@ -309,12 +311,29 @@ func (p *pipeline) spawn(name string, f func()) {
 	}()
 }
 
+// The millisecond clock events are stamped with is kept by the clock
+// goroutine (tick), lazily: after clockAwake ticks it marks the clock
+// asleep and stops, so that a process that records nothing pays nothing
+// for it. A recording call that finds the clock asleep reads the time
+// itself, stores it (the clock is awake again) and wakes the goroutine: a
+// clock asleep is never read as a stamp. Asleep is the sign bit: the
+// clock holds -(ms+1).
+const clockAwake = 64
+
+// now is the clock for a recording call; see clockAwake.
+func (p *pipeline) now() int32 {
+	if c := p.clock.Load(); c >= 0 {
+		return c
+	}
+	return p.refreshClock()
+}
+
 // tick keeps the millisecond clock events are stamped with.
 func (p *pipeline) tick() {
 	defer p.wg.Done()
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-t.C:
 			// The time of reading, not the tick's: a tick delivered late
@@ -323,19 +342,58 @@ func (p *pipeline) tick() {
 		case <-p.shutdown:
 			return
 		}
+		if n%clockAwake != 0 || !p.sleepClock() {
+			continue
+		}
+		t.Stop()
+		select {
+		case <-p.clockWake:
+		case <-p.shutdown:
+			return
+		}
+		p.refreshClock()
+		t.Reset(time.Millisecond)
+	}
+}
+
+// sleepClock marks the clock asleep, unless a wake-up is already pending.
+func (p *pipeline) sleepClock() bool {
+	select {
+	case <-p.clockWake:
+		return false // recorded since the last sleep
+	default:
+	}
+	for {
+		old := p.clock.Load()
+		if old < 0 || p.clock.CompareAndSwap(old, -old-1) {
+			return true
+		}
 	}
 }
 
 // refreshClock brings the clock up to the time since begin, never back,
-// and returns it.
+// wakes the clock goroutine if the clock was asleep, and returns it.
 func (p *pipeline) refreshClock() int32 {
 	ms := int32(time.Since(p.begin) / time.Millisecond)
 	for {
 		old := p.clock.Load()
-		if ms <= old {
-			return old
+		cur := old
+		if old < 0 {
+			cur = -old - 1
+		}
+		if ms <= cur {
+			if old >= 0 {
+				return old
+			}
+			ms = cur
 		}
 		if p.clock.CompareAndSwap(old, ms) {
+			if old < 0 {
+				select {
+				case p.clockWake <- struct{}{}:
+				default:
+				}
+			}
 			return ms
 		}
 	}
