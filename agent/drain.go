@@ -391,6 +391,13 @@ func (d *drain) park(wait time.Duration) {
 			return
 		}
 	}
+	if (d.cur == nil || len(d.cur.b) == 0) && d.brk == nil && d.p.clock.Load() < 0 {
+		// Nothing was recorded since the clock fell asleep (read after
+		// sleeping is set): the next recording call wakes the clock
+		// goroutine, which nudges. The bound only covers a producer that
+		// read the clock just before it fell asleep.
+		wait = idleWait
+	}
 	var timeout <-chan time.Time
 	if wait > 0 {
 		t := time.NewTimer(wait)
@@ -404,6 +411,9 @@ func (d *drain) park(wait time.Duration) {
 	}
 	ls.sleeping.Store(0)
 }
+
+// idleWait bounds the drain's sleep while nothing records.
+const idleWait = time.Second
 
 // shipIfDue ships the current buffer once it has waited the flush interval.
 func (d *drain) shipIfDue() {

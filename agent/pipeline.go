@@ -352,6 +352,7 @@ func (p *pipeline) tick() {
 			return
 		}
 		p.refreshClock()
+		p.lanes.nudge() // the drain may sleep long while the clock sleeps
 		t.Reset(time.Millisecond)
 	}
 }

@@ -93,3 +93,45 @@ func TestPipelineAbort(t *testing.T) {
 	default:
 	}
 }
+
+// TestIdleDrainWakes: while nothing records the drain sleeps long, yet the
+// first event after the pause reaches the data connection within a flush
+// interval or so, and so does a host batch below the wake-up size.
+func TestIdleDrainWakes(t *testing.T) {
+	c := &captureConn{}
+	p, end := pipelineSession(t, 1024, 1<<20, c)
+	defer end()
+	m := NewMethod("t/Idle.call;1;()V")
+	written := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.buf.Len()
+	}
+	for round := range 2 {
+		deadline := time.Now().Add(10 * time.Second)
+		for p.clock.Load() >= 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the clock goroutine still runs 10s after the last recording call")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond) // the drain parks for long
+		before := written()
+		t0 := time.Now()
+		if round == 0 {
+			m.Enter().Exit()
+		} else {
+			b := AppendBatchRecord(nil, BatchEntry, 0, 0, m.ID(), 0, MonoNow(), "", "")
+			if _, err := SubmitBatch(1, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for written() == before {
+			if time.Since(t0) > idleWait/2 {
+				t.Fatalf("round %d: nothing written %v after an event recorded while idle", round, time.Since(t0))
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Logf("round %d: written %v after the call", round, time.Since(t0).Round(time.Millisecond))
+	}
+}
