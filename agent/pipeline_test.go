@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,5 +134,36 @@ func TestIdleDrainWakes(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		t.Logf("round %d: written %v after the call", round, time.Since(t0).Round(time.Millisecond))
+	}
+}
+
+// TestPipelineNoLeak: every goroutine of a pipeline ends with it, whether
+// it is stopped, aborted, or stopped before it started.
+func TestPipelineNoLeak(t *testing.T) {
+	log, _ := newLogger("none", LevelOff)
+	before := runtime.NumGoroutine()
+	for i := range 30 {
+		p := newPipeline(pipeConfig{RingSize: 1024, Budget: 1 << 20, FlushInterval: time.Millisecond}, log,
+			[]net.Conn{discardConn{}, discardConn{}}, time.Now(), MonoNow(), nil, nil)
+		switch i % 3 {
+		case 0:
+			p.Start()
+			p.setMode(bytefrog.ModeTracing)
+			p.Stop(context.Background())
+		case 1:
+			p.Start()
+			p.abort(errors.New("x"))
+		case 2:
+			p.Stop(context.Background())
+			p.Start()
+		}
+		<-p.Done()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after 30 pipelines ended; %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
