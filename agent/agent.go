@@ -12,9 +12,14 @@ import (
 	"github.com/tadpole-trace/tadpole/transport/lttngagent"
 )
 
-// active is the session instrumented code records into; nil means no
-// tracing and every recording call returns at once.
-var active atomic.Pointer[session]
+// active is the pipeline instrumented code records into; nil means no
+// tracing and every recording call returns at once. current is the run
+// (control side) that pipeline belongs to, for control planes (HCE, the
+// management beans); the two are set and cleared together.
+var (
+	active  atomic.Pointer[pipeline]
+	current atomic.Pointer[session]
+)
 
 // Agent is a tracing agent connected to one HQ. Only one agent traces at a
 // time in a process, because instrumented code records into whichever one
@@ -68,7 +73,7 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 		once = min(firstDial, cfg.ConnectTimeout)
 	}
 	err = a.start(ctx, once, false)
-	if err != nil && cfg.HQRetry > 0 && errors.Is(err, ErrNoHQ) {
+	if err != nil && cfg.HQRetry > 0 && errors.Is(err, ErrNoHQ) && retryable(err) {
 		log.oncef("start:"+err.Error(), LevelWarn, "running untraced: %v; trying again every %v", err, cfg.HQRetry)
 		a.retry.Add(1)
 		go a.retryLoop()
@@ -119,13 +124,13 @@ func (a *Agent) retryLoop() {
 		case <-ctx.Done():
 		}
 	}()
-	t := time.NewTimer(a.cfg.HQRetry)
+	t := a.cfg.clock().NewTimer(a.cfg.HQRetry)
 	defer t.Stop()
 	for {
 		select {
 		case <-a.quit:
 			return
-		case <-t.C:
+		case <-t.C():
 		case <-a.poke:
 			t.Stop()
 		}
@@ -134,9 +139,12 @@ func (a *Agent) retryLoop() {
 		case err == nil:
 			a.log.logf(LevelInfo, "HQ at %s reached: tracing", a.cfg.HQ)
 			return
-		case errors.Is(err, ErrNoHQ):
 		case ctx.Err() != nil || errors.Is(err, ErrAlreadyRunning):
 			return
+		case !retryable(err):
+			a.log.oncef("retry:"+err.Error(), LevelWarn, "still untraced, not trying again: %v", err)
+			return
+		case errors.Is(err, ErrNoHQ):
 		default:
 			a.log.oncef("retry:"+err.Error(), LevelWarn, "still untraced: %v; trying again every %v", err, a.cfg.HQRetry)
 		}
@@ -148,7 +156,7 @@ func (a *Agent) retryLoop() {
 // once is as for session.dial; late is true for an attempt in the
 // background, after Start returned.
 func (a *Agent) start(ctx context.Context, once time.Duration, late bool) error {
-	if active.Load() != nil {
+	if current.Load() != nil {
 		return ErrAlreadyRunning
 	}
 	s := newSession(a.cfg, a.log)
@@ -156,19 +164,18 @@ func (a *Agent) start(ctx context.Context, once time.Duration, late bool) error 
 		return err
 	}
 	s.run()
-	var timeout <-chan struct{}
+	var timeout <-chan time.Time
 	if a.cfg.StartTimeout > 0 {
-		tctx, cancel := context.WithTimeout(ctx, a.cfg.StartTimeout)
-		defer cancel()
-		timeout = tctx.Done()
-	} else {
-		timeout = ctx.Done()
+		t := a.cfg.clock().NewTimer(a.cfg.StartTimeout)
+		defer t.Stop()
+		timeout = t.C()
 	}
 	select {
-	case <-s.started:
-	case err := <-s.startErr:
-		<-s.done
-		return err
+	case err := <-s.startRes:
+		if err != nil {
+			<-s.done
+			return err
+		}
 	case <-s.failCh:
 		<-s.done
 		return s.failErr
@@ -178,16 +185,26 @@ func (a *Agent) start(ctx context.Context, once time.Duration, late bool) error 
 		s.fail(err)
 		<-s.done
 		return err
+	case <-ctx.Done():
+		err := fmt.Errorf("%w: %w", ErrStartTimeout, ctx.Err())
+		s.sendControl(bytefrog.AppendError(nil, err.Error()), true)
+		s.fail(err)
+		<-s.done
+		return err
 	}
-	if !active.CompareAndSwap(nil, s) {
+	// Tracing began: the reader published the pipeline before it said so.
+	p := s.pipe.Load()
+	if !current.CompareAndSwap(nil, s) {
 		s.fail(ErrAlreadyRunning)
 		<-s.done
 		return ErrAlreadyRunning
 	}
+	active.Store(p)
 	select {
 	case <-s.done:
 		// The run ended between start and here; its end could not free the slot.
-		active.CompareAndSwap(s, nil)
+		active.CompareAndSwap(p, nil)
+		current.CompareAndSwap(s, nil)
 	default:
 		if late {
 			// Hosts set up while the agent was away read no mode when told
@@ -220,7 +237,7 @@ func (a *Agent) start(ctx context.Context, once time.Duration, late bool) error 
 		a.mu.Unlock()
 	}
 	a.log.logf(LevelInfo, "tracing to %s (protocol %d, run %d, %d data connection(s))",
-		a.cfg.HQ, a.cfg.Version, s.hq.RunID, len(s.data))
+		a.cfg.HQ, a.cfg.Version, s.hq.RunID, len(p.data))
 	return nil
 }
 
@@ -270,7 +287,7 @@ func (a *Agent) Err() error {
 // Events is the number of sequenced events handed to the data connections.
 func (a *Agent) Events() int64 {
 	if s := a.session(); s != nil {
-		return s.events.Load()
+		return s.events()
 	}
 	return 0
 }

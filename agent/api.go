@@ -30,10 +30,10 @@ func record(h uint64, method int32) {
 // The clock is read before the mode, both while pinned: an event that finds
 // the agent tracing is stamped no later than the moment it looked, so no
 // event is stamped inside a suspend or pause the agent took after that.
-func recordOn(s *session, thread, h uint64, method int32) {
+func recordOn(s *pipeline, thread, h uint64, method int32) {
 	ls := s.lanes
 	p := procPin()
-	now := s.clock.Load()
+	now := s.now()
 	if s.mode.Load() != modeTracing {
 		procUnpin()
 		if s.gate() {
@@ -72,13 +72,13 @@ func recordOn(s *session, thread, h uint64, method int32) {
 // recordSlow is recordOn for a P without a lane yet, a full lane, a thread
 // that is not its lane's current one, or a mode other than Tracing when the
 // call began.
-func recordSlow(s *session, thread, h uint64, method int32) {
+func recordSlow(s *pipeline, thread, h uint64, method int32) {
 	for {
 		l, i, sl, ok := s.lanes.claim(thread)
 		if !ok {
 			return
 		}
-		now := s.clock.Load()
+		now := s.now()
 		if s.mode.Load() == modeTracing {
 			sl.data = eventData(method, now)
 			s.lanes.commit(l, sl, i, h)
@@ -106,7 +106,7 @@ func recordText(k kind, key, value string) {
 		if !ok {
 			return
 		}
-		now := s.clock.Load() // before the mode: see recordOn
+		now := s.now() // before the mode: see recordOn
 		if s.mode.Load() == modeTracing {
 			sl.data = eventData(0, now)
 			t := &l.texts[i&s.lanes.mask]
@@ -157,7 +157,7 @@ func (m *Method) Bubble(e *ExceptionType) { record(header(kindBubble, e.id, 0, f
 // session and goroutine of the entry so that Exit repeats no lookup.
 type Frame struct {
 	m *Method
-	s *session
+	s *pipeline
 	g uint64
 }
 
@@ -198,7 +198,7 @@ func SetThreadName(name string) {
 	if !ok {
 		return
 	}
-	sl.data = eventData(0, s.clock.Load())
+	sl.data = eventData(0, s.now())
 	l.texts[i&s.lanes.mask].key = name
 	s.lanes.commit(l, sl, i, uint64(kindName))
 }

@@ -79,7 +79,7 @@ func scanBatch(b []byte) (int, error) {
 			return 0, fmt.Errorf("%w: record at offset %d overruns the batch", ErrBadBatch, off)
 		}
 		if err := checkIDs(k, b[off:]); err != nil {
-			return 0, fmt.Errorf("%w: record at offset %d: %v", ErrBadBatch, off, err)
+			return 0, fmt.Errorf("%w: record at offset %d: %w", ErrBadBatch, off, err)
 		}
 		off += size
 	}
@@ -196,7 +196,7 @@ func submitBatch(thread uint64, b []byte, cp *[]byte, n int) int {
 		batchPool.Put(cp)
 		return 0
 	}
-	sl.data = eventData(0, s.clock.Load())
+	sl.data = eventData(0, s.now())
 	l.texts[i&s.lanes.mask].batch = cp
 	s.lanes.commit(l, sl, i, uint64(kindBatch))
 	if pending >= batchWake {
@@ -214,7 +214,7 @@ type batchRoom struct {
 
 // wait returns once n more bytes fit under maxBatchBytes (a batch larger
 // than that goes alone), or false when the session ends first.
-func (r *batchRoom) wait(s *session, n int64) bool {
+func (r *batchRoom) wait(s *pipeline, n int64) bool {
 	for {
 		q := s.batchBytes.Load()
 		if q == 0 || q+n <= maxBatchBytes {
@@ -266,8 +266,8 @@ func (d *drain) batch(thread uint64, t *text) {
 	t.batch = nil
 	b := *bp
 	defer func() {
-		d.s.batchBytes.Add(-int64(len(b)))
-		d.s.batchRoom.made()
+		d.p.batchBytes.Add(-int64(len(b)))
+		d.p.batchRoom.made()
 		if cap(b) <= 1<<20 {
 			batchPool.Put(bp)
 		}
@@ -285,7 +285,7 @@ func (d *drain) batch(thread uint64, t *text) {
 		ev.line = binary.LittleEndian.Uint16(r[2:])
 		ev.method = int32(binary.LittleEndian.Uint32(r[4:]))
 		ev.exc = int32(binary.LittleEndian.Uint32(r[8:]))
-		ev.rel = d.s.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
+		ev.rel = d.p.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
 		k := batchKinds[r[0]]
 		if k == kindMarker || k == kindName {
 			l1 := int(binary.LittleEndian.Uint16(r[12:]))
@@ -344,13 +344,4 @@ func wireASCII(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// relMillis converts a CLOCK_MONOTONIC time to ms since trace start.
-func (s *session) relMillis(monoNs int64) int32 {
-	d := monoNs - s.beginMono
-	if d < 0 {
-		return 0
-	}
-	return int32(d / 1e6)
 }

@@ -19,10 +19,10 @@ func (discardConn) Close() error                { return nil }
 
 func (discardConn) SetWriteDeadline(time.Time) error { return nil }
 
-// sinkSession makes an active session whose data connections discard: the
-// whole agent pipeline (ring, drain, encoding, pool, writers) without a
-// network or an HQ. It ends at cleanup.
-func sinkSession(tb testing.TB, conns int) *session {
+// sinkSession makes an active pipeline whose data connections discard:
+// the whole agent pipeline (ring, drain, encoding, pool, writers) without
+// a network or an HQ. It ends at cleanup.
+func sinkSession(tb testing.TB, conns int) *pipeline {
 	tb.Helper()
 	cs := make([]net.Conn, conns)
 	for i := range cs {
@@ -33,29 +33,31 @@ func sinkSession(tb testing.TB, conns int) *session {
 	return s
 }
 
-// pipelineSession makes an active session with ring slots and a buffer
+// pipelineSession makes an active pipeline with ring slots and a buffer
 // budget, writing to conns, without a control connection or an HQ; end
-// drains it and waits for its data side.
-func pipelineSession(tb testing.TB, slots, budget int, conns ...net.Conn) (s *session, end func()) {
+// stops it and waits for it.
+func pipelineSession(tb testing.TB, slots, budget int, conns ...net.Conn) (p *pipeline, end func()) {
+	tb.Helper()
+	return pipelineBreaks(tb, slots, budget, nil, conns...)
+}
+
+// pipelineBreaks is pipelineSession with onBreak called for each data
+// break.
+func pipelineBreaks(tb testing.TB, slots, budget int, onBreak func(int32), conns ...net.Conn) (p *pipeline, end func()) {
 	tb.Helper()
 	log, _ := newLogger("none", LevelOff)
 	cfg := testConfig("sink")
-	cfg.RingSize = slots
-	s = newSession(cfg, log)
-	s.hq = bytefrog.DefaultConfig()
-	s.data = conns
-	s.startPipeline(budget)
-	s.mode.Store(uint32(bytefrog.ModeTracing))
-	if !active.CompareAndSwap(nil, s) {
+	pc := pipeConfig{RingSize: slots, Budget: budget, Flavor: cfg.Flavor,
+		FlushInterval: cfg.FlushInterval, StallTimeout: cfg.StallTimeout}
+	p = newPipeline(pc, log, conns, time.Now(), MonoNow(), onBreak, nil)
+	p.Start()
+	p.setMode(bytefrog.ModeTracing)
+	if !active.CompareAndSwap(nil, p) {
 		tb.Fatal("another session is active")
 	}
-	return s, func() {
-		s.stopping.Store(true)
-		s.mode.Store(uint32(bytefrog.ModeShutdown))
-		s.closeStop()
-		s.lanes.nudge()
-		<-s.dataDone
-		active.CompareAndSwap(s, nil)
+	return p, func() {
+		p.Stop(context.Background())
+		active.CompareAndSwap(p, nil)
 	}
 }
 

@@ -128,6 +128,11 @@ type Config struct {
 	// J4PDialect is the protocol form: j4p.Dialect2 (Jolokia 2.x, under
 	// /jolokia, default) or j4p.Dialect030 (j4p 0.30, under /j4p).
 	J4PDialect j4p.Dialect
+	// Clock drives the agent's timers: heartbeats, the start timeout, the
+	// background retry, waits on the control queue. nil (the default) is
+	// the system clock; tests set a fake one. Event timestamps and the
+	// network's own deadlines (stall_timeout) always use the system clock.
+	Clock Clock
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -381,7 +386,7 @@ func (c *Config) set(key, v string) error {
 		return fmt.Errorf("%w %q", ErrUnknownOption, key)
 	}
 	if err := o.set(c, v); err != nil {
-		return fmt.Errorf("%w %s=%q: %v", ErrBadOption, key, v, err)
+		return fmt.Errorf("%w %s=%q: %w", ErrBadOption, key, v, err)
 	}
 	return nil
 }
@@ -397,7 +402,7 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 		name := "TADPOLE_" + strings.ToUpper(o.key)
 		if v, ok := lookup(name); ok {
 			if err := o.set(c, v); err != nil {
-				errs = append(errs, fmt.Errorf("%w %s=%q: %v", ErrBadOption, name, v, err))
+				errs = append(errs, fmt.Errorf("%w %s=%q: %w", ErrBadOption, name, v, err))
 			}
 		}
 	}

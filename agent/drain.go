@@ -4,80 +4,18 @@ import (
 	"math"
 	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
-// sendBuf is one pooled send buffer: a run of encoded data messages that
-// goes to HQ in one write on one data connection.
-type sendBuf struct {
-	b []byte
-}
-
-// bufPool is the fixed set of send buffers allowed by the memory budget.
-// The drain takes a free buffer, fills it and queues it; a data writer
-// writes it and returns it. When every buffer is queued or in flight the
-// drain waits, the ring fills up, and instrumented code waits: nothing is
-// dropped while tracing and memory stays bounded.
-type bufPool struct {
-	size    int           // nominal capacity of a buffer
-	full    int           // a buffer is shipped once it holds this many bytes
-	free    chan *sendBuf // buffers ready to be filled
-	queue   chan *sendBuf // filled buffers waiting for a data writer
-	waiting atomic.Int32  // buffers queued or being written
-	shipped atomic.Int64  // bytes queued for the data writers, for the management endpoint
-}
-
-// Buffer sizing: start at 64 KiB and halve until the budget holds at least
-// minBuffers buffers; never below minBufSize. Large buffers mean few write
-// calls: at 16 bytes an event, a 64 KiB buffer is one system call per
-// ≈4000 events.
-const (
-	maxBufSize = 64 << 10
-	minBufSize = 512
-	minBuffers = 10
-)
-
-func newBufPool(budget int) *bufPool {
-	size := maxBufSize
-	for size > minBufSize && budget/size < minBuffers {
-		size /= 2
-	}
-	n := budget / size
-	if n < 2 {
-		n = 2
-	}
-	p := &bufPool{
-		size:  size,
-		full:  size - size/10,
-		free:  make(chan *sendBuf, n),
-		queue: make(chan *sendBuf, n),
-	}
-	for i := 0; i < n; i++ {
-		p.free <- &sendBuf{b: make([]byte, 0, size)}
-	}
-	return p
-}
-
-// recycle resets b and returns it to the free list; a buffer that grew for
-// a very long string is replaced by one of nominal size.
-func (p *bufPool) recycle(b *sendBuf) {
-	if cap(b.b) > 2*p.size {
-		b.b = make([]byte, 0, p.size)
-	}
-	b.b = b.b[:0]
-	p.free <- b
-}
-
 // drain is the single consumer of the ring. It alone assigns Bytefrog
 // sequence numbers (so they are gap-free by construction), thread ids and
 // first-use mappings, and encodes events into send buffers. Because it is
 // single-threaded its caches need no locks.
 type drain struct {
-	s   *session
+	p   *pipeline
 	seq int32 // next sequence number
 
 	tids    map[uint64]uint16 // thread key → wire thread id
@@ -87,7 +25,7 @@ type drain struct {
 	lastKey uint64
 	lastTid uint16
 	lastOK  bool
-	counted int64             // events not yet added to session.events
+	counted int64             // events not yet added to pipeline.events
 	names   map[uint64]string // thread key → name given by the host
 
 	methodSent []bool // indexed by method id
@@ -110,20 +48,20 @@ type drain struct {
 // threads are re-announced on next use.
 const maxThreads = 1 << 16
 
-func newDrain(s *session) *drain {
+func newDrain(p *pipeline) *drain {
 	return &drain{
-		s:         s,
+		p:         p,
 		tids:      make(map[uint64]uint16),
 		names:     make(map[uint64]string),
-		codePulse: s.cfg.Flavor == bytefrog.FlavorCodePulse,
-		full:      s.pool.full,
+		codePulse: p.cfg.Flavor == bytefrog.FlavorCodePulse,
+		full:      p.pool.full,
 	}
 }
 
-// run consumes the lanes until the session stops and every reserved slot
+// run consumes the lanes until the pipeline stops and every reserved slot
 // that will be published has been handled.
 func (d *drain) run() {
-	s := d.s
+	s := d.p
 	defer s.wg.Done()
 	defer d.finish()
 	for {
@@ -162,7 +100,7 @@ const maxRun = 4096
 // next one. It reports false when no lane has a published slot it may
 // take.
 func (d *drain) step() bool {
-	ls := d.s.lanes
+	ls := d.p.lanes
 	all := d.lanes()
 	best, bestRel, next := -1, int32(0), int32(math.MaxInt32)
 	for q, l := range all {
@@ -207,9 +145,9 @@ func (d *drain) step() bool {
 // consume processes lane q's published slots from its head, before index
 // end, while they are not later than until.
 func (d *drain) consume(l *lane, q int, until int32, end uint64) {
-	ls := d.s.lanes
+	ls := d.p.lanes
 	h := d.heads[q]
-	pending := &d.s.brk.pending
+	pending := &d.p.brk.pending
 	for h < end {
 		sl := &l.slots[h&ls.mask]
 		v := atomic.LoadUint64(&sl.hdr)
@@ -239,10 +177,10 @@ func (d *drain) consume(l *lane, q int, until int32, end uint64) {
 // of the previous event: the bulk of any trace, written here with what it
 // needs in locals. It returns the index of the first slot it left.
 func (d *drain) encode(l *lane, h uint64, until int32, end uint64) uint64 {
-	ls := d.s.lanes
+	ls := d.p.lanes
 	slots, mask, shift := l.slots, ls.mask, ls.shift
 	sent, tid, seq, codePulse := d.methodSent, d.lastTid, d.seq, d.codePulse
-	pending, watch := &d.s.brk.pending, d.brk == nil
+	pending, watch := &d.p.brk.pending, d.brk == nil
 	buf := d.cur.b
 	n := len(buf)
 	stop := min(d.full, cap(buf)-bytefrog.MethodExitSize+1)
@@ -287,7 +225,7 @@ loop:
 // slot makes its thread the lane's, once the events of that thread it
 // must come after are processed.
 func (d *drain) take(l *lane, q int, h uint64) {
-	ls := d.s.lanes
+	ls := d.p.lanes
 	sl, t := &l.slots[h&ls.mask], &l.texts[h&ls.mask]
 	v := atomic.LoadUint64(&sl.hdr)
 	if k := kind(v & hdrKind); k == kindMarker {
@@ -328,7 +266,7 @@ func (d *drain) pass(b behind) {
 
 // advance processes lane q up to position pos.
 func (d *drain) advance(q int, pos uint64) {
-	ls := d.s.lanes
+	ls := d.p.lanes
 	all := d.lanes()
 	if q < 0 || q >= len(all) || all[q] == nil {
 		return
@@ -346,12 +284,10 @@ func (d *drain) advance(q int, pos uint64) {
 // await waits for slot h of lane l, reserved by a producer that is filling
 // it. It reports false if the run fails first.
 func (d *drain) await(l *lane, h uint64) bool {
-	ls := d.s.lanes
+	ls := d.p.lanes
 	for spin := 0; !ls.ready(l, h); spin++ {
-		select {
-		case <-d.s.failCh:
+		if d.p.failed() {
 			return false
-		default:
 		}
 		backoff(spin)
 	}
@@ -370,7 +306,7 @@ func backoff(spin int) {
 // lanes returns the lanes made so far, indexed by P id with nil holes,
 // and makes sure each has a head and a thread.
 func (d *drain) lanes() []*lane {
-	all := d.s.lanes.list()
+	all := d.p.lanes.list()
 	if n := len(all) - len(d.heads); n > 0 {
 		d.heads = append(d.heads, make([]uint64, n)...)
 		d.threads = append(d.threads, make([]uint64, n)...)
@@ -410,7 +346,7 @@ func (d *drain) saveHeads() {
 
 // anyReady reports whether some lane has a published slot at its head.
 func (d *drain) anyReady() bool {
-	ls := d.s.lanes
+	ls := d.p.lanes
 	for q, l := range d.lanes() {
 		if l != nil && ls.ready(l, d.heads[q]) {
 			return true
@@ -447,13 +383,20 @@ func (d *drain) settled(grace time.Duration) bool {
 // Sleeping until a batch is complete, rather than polling the slot a
 // producer is writing, moves each cache line between the cores once.
 func (d *drain) park(wait time.Duration) {
-	ls := d.s.lanes
+	ls := d.p.lanes
 	ls.sleeping.Store(1)
 	for q, l := range d.lanes() {
 		if l != nil && ls.ready(l, d.heads[q]|(ls.batch-1)) {
 			ls.sleeping.Store(0)
 			return
 		}
+	}
+	if (d.cur == nil || len(d.cur.b) == 0) && d.brk == nil && d.p.clock.Load() < 0 {
+		// Nothing was recorded since the clock fell asleep (read after
+		// sleeping is set): the next recording call wakes the clock
+		// goroutine, which nudges. The bound only covers a producer that
+		// read the clock just before it fell asleep.
+		wait = idleWait
 	}
 	var timeout <-chan time.Time
 	if wait > 0 {
@@ -464,14 +407,17 @@ func (d *drain) park(wait time.Duration) {
 	select {
 	case <-ls.wake:
 	case <-timeout:
-	case <-d.s.stopCh:
+	case <-d.p.shutdown:
 	}
 	ls.sleeping.Store(0)
 }
 
+// idleWait bounds the drain's sleep while nothing records.
+const idleWait = time.Second
+
 // shipIfDue ships the current buffer once it has waited the flush interval.
 func (d *drain) shipIfDue() {
-	if d.cur != nil && len(d.cur.b) > 0 && time.Since(d.curSince) >= d.s.cfg.FlushInterval {
+	if d.cur != nil && len(d.cur.b) > 0 && time.Since(d.curSince) >= d.p.cfg.FlushInterval {
 		d.ship()
 	}
 }
@@ -479,7 +425,7 @@ func (d *drain) shipIfDue() {
 // wait is how long the drain may sleep: until the current buffer is due,
 // or a flush interval when it has none.
 func (d *drain) wait() time.Duration {
-	w := d.s.cfg.FlushInterval
+	w := d.p.cfg.FlushInterval
 	if d.cur != nil && len(d.cur.b) > 0 {
 		w -= time.Since(d.curSince)
 		if w <= 0 {
@@ -491,8 +437,8 @@ func (d *drain) wait() time.Duration {
 
 func (d *drain) finish() {
 	d.ship()
-	d.s.lanes.closed.Store(true)
-	close(d.s.pool.queue)
+	d.p.lanes.closed.Store(true)
+	close(d.p.pool.queue)
 }
 
 // buf returns the buffer being filled, taking a free one if needed. It
@@ -510,14 +456,25 @@ func (d *drain) next() *sendBuf {
 	if d.discard {
 		return nil
 	}
+	var b *sendBuf
 	select {
-	case b := <-d.s.pool.free:
-		d.cur, d.curSince = b, time.Now()
-		return b
-	case <-d.s.failCh:
+	case b = <-d.p.pool.free:
+	case <-d.p.shutdown:
+		// A stop still sends what is recorded: the writers recycle every
+		// buffer, also after a failure.
+		if d.p.failed() {
+			d.discard = true
+			return nil
+		}
+		b = <-d.p.pool.free
+	}
+	if d.p.failed() {
+		d.p.pool.recycle(b)
 		d.discard = true
 		return nil
 	}
+	d.cur, d.curSince = b, time.Now()
+	return b
 }
 
 // ship queues the current buffer for the data writers.
@@ -527,15 +484,15 @@ func (d *drain) ship() {
 		return
 	}
 	d.cur = nil
-	d.s.events.Add(d.counted)
+	d.p.events.Add(d.counted)
 	d.counted = 0
 	if len(b.b) == 0 || d.discard {
-		d.s.pool.recycle(b)
+		d.p.pool.recycle(b)
 		return
 	}
-	d.s.pool.shipped.Add(int64(len(b.b)))
-	d.s.pool.waiting.Add(1)
-	d.s.pool.queue <- b // never blocks: the queue holds every buffer
+	d.p.pool.shipped.Add(int64(len(b.b)))
+	d.p.pool.waiting.Add(1)
+	d.p.pool.queue <- b // never blocks: the queue holds every buffer
 }
 
 // process handles one event; t holds its strings, cleared here so
@@ -729,38 +686,7 @@ func (d *drain) dataBreak() {
 		return
 	}
 	d.broke, d.lastBreak = true, d.seq
-	d.s.sendControl(bytefrog.AppendDataBreak(nil, d.seq), true)
-}
-
-// breaks is the queue of lane positions (indexed by lane) at which
-// tracing was suspended.
-type breaks struct {
-	mu      sync.Mutex
-	at      [][]uint64
-	pending atomic.Bool
-}
-
-func (b *breaks) push(pos []uint64) {
-	b.mu.Lock()
-	b.at = append(b.at, pos)
-	b.pending.Store(true)
-	b.mu.Unlock()
-}
-
-// first returns the earliest pending break, nil when none.
-func (b *breaks) first() []uint64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.at) == 0 {
-		return nil
+	if d.p.onBreak != nil {
+		d.p.onBreak(d.seq)
 	}
-	return b.at[0]
-}
-
-// pop removes the earliest pending break.
-func (b *breaks) pop() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.at = b.at[1:]
-	b.pending.Store(len(b.at) > 0)
 }

@@ -233,8 +233,8 @@ func (h *hceAgent) command(b *hce.Block) ([]byte, error) {
 			return nil, errBadData
 		}
 		st := hce.Status{Name: HCEName(), PID: uint64(os.Getpid()), Mode: CurrentMode().String()}
-		if s := active.Load(); s != nil {
-			st.Events = uint64(s.events.Load())
+		if s := current.Load(); s != nil {
+			st.Events = uint64(s.events())
 			st.HQ = s.cfg.HQ
 		}
 		for _, l := range Loggers() {
@@ -259,7 +259,7 @@ func (h *hceAgent) command(b *hce.Block) ([]byte, error) {
 		if r.End() != nil {
 			return nil, errBadData
 		}
-		s := active.Load()
+		s := current.Load()
 		if s == nil {
 			return nil, errNotTracing
 		}

@@ -121,7 +121,9 @@ func TestHQLate(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // refused until HQ listens there
 	cfg := testConfig(addr)
-	cfg.HQRetry = 100 * time.Millisecond
+	clk := newFakeClock()
+	cfg.Clock = clk
+	cfg.HQRetry = time.Hour // by clk: the attempt comes when the test says
 	t0 := time.Now()
 	a, err := Start(ctxT(t), cfg)
 	took := time.Since(t0)
@@ -138,8 +140,11 @@ func TestHQLate(t *testing.T) {
 	}
 	m := NewMethod("t/Late.call;1;()V")
 	m.Enter().Exit() // untraced: no HQ yet
-	time.Sleep(300 * time.Millisecond)
+	clk.waitTimers(t, 1)
+	clk.Advance(time.Hour) // an attempt while HQ still refuses
+	clk.waitTimers(t, 1)   // the next one is due
 	h := testhq.Start(t, func(c *hq.Config) { c.Listen = addr })
+	clk.Advance(time.Hour)
 	run, err := h.Srv.NextRun(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -155,12 +160,18 @@ func TestHQLate(t *testing.T) {
 // the attempts at once.
 func TestHQLateShutdown(t *testing.T) {
 	cfg := testConfig("127.0.0.1:1")
-	cfg.HQRetry = 50 * time.Millisecond
+	clk := newFakeClock()
+	cfg.Clock = clk
+	cfg.HQRetry = time.Minute
 	a, err := Start(ctxT(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(120 * time.Millisecond)
+	for range 2 { // two attempts in the background
+		clk.waitTimers(t, 1)
+		clk.Advance(time.Minute)
+	}
+	clk.waitTimers(t, 1)
 	t0 := time.Now()
 	if err := a.Shutdown(ctxT(t)); err != nil {
 		t.Errorf("Shutdown: %v", err)

@@ -101,22 +101,22 @@ func StartManagement(cfg Config) (*Management, error) {
 	if cfg.J4PPolicy != "" {
 		f, err := os.Open(cfg.J4PPolicy)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrManagement, err)
+			return nil, fmt.Errorf("%w: %w", ErrManagement, err)
 		}
 		p, err := j4p.ParsePolicy(f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrManagement, cfg.J4PPolicy, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrManagement, cfg.J4PPolicy, err)
 		}
 		jc.Policy = p
 	}
 	mbs := newMBeanServer(cfg)
 	srv, err := j4p.NewServer(&jc, mbs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrManagement, err)
+		return nil, fmt.Errorf("%w: %w", ErrManagement, err)
 	}
 	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrManagement, err)
+		return nil, fmt.Errorf("%w: %w", ErrManagement, err)
 	}
 	return &Management{srv: srv, mbs: mbs}, nil
 }
@@ -291,8 +291,20 @@ func (m *mbeanServer) other(n j4p.ObjectName) j4p.MBeanServer {
 	return m.host
 }
 
-// sessionGauge reads a value of the active session, or zero without one.
+// sessionGauge reads a value of the current run, or zero without one.
 func sessionGauge[T any](f func(*session) T) func() (any, error) {
+	return func() (any, error) {
+		var zero T
+		s := current.Load()
+		if s == nil {
+			return zero, nil
+		}
+		return f(s), nil
+	}
+}
+
+// pipeGauge reads a value of the active pipeline, or zero without one.
+func pipeGauge[T any](f func(*pipeline) T) func() (any, error) {
 	return func() (any, error) {
 		var zero T
 		s := active.Load()
@@ -316,7 +328,7 @@ func agentBean(cfg Config) *j4p.StaticBean {
 				return "Off", nil
 			}},
 			{Name: "HQ", Type: str, Desc: "host:port of the HQ of the run (else the configured one)", Get: func() (any, error) {
-				if s := active.Load(); s != nil {
+				if s := current.Load(); s != nil {
 					return s.cfg.HQ, nil
 				}
 				return cfg.HQ, nil
@@ -324,33 +336,33 @@ func agentBean(cfg Config) *j4p.StaticBean {
 			{Name: "Connected", Type: "boolean", Desc: "a trace run with HQ is active", Get: func() (any, error) { return active.Load() != nil, nil }},
 			{Name: "RunID", Type: "int", Desc: "run id HQ assigned (0 without a run)", Get: sessionGauge(func(s *session) int32 { return int32(s.hq.RunID) })},
 			{Name: "ProtocolVersion", Type: "int", Desc: "Bytefrog protocol version of the run (else the configured one)", Get: func() (any, error) {
-				if s := active.Load(); s != nil {
+				if s := current.Load(); s != nil {
 					return int32(s.cfg.Version), nil
 				}
 				return int32(cfg.Version), nil
 			}},
-			{Name: "Events", Type: "long", Desc: "sequenced events handed to the data connections in this run", Get: sessionGauge(func(s *session) int64 { return s.events.Load() })},
-			{Name: "Bytes", Type: "long", Desc: "bytes of encoded events handed to the data connections in this run", Get: sessionGauge(func(s *session) int64 {
+			{Name: "Events", Type: "long", Desc: "sequenced events handed to the data connections in this run", Get: pipeGauge(func(s *pipeline) int64 { return s.events.Load() })},
+			{Name: "Bytes", Type: "long", Desc: "bytes of encoded events handed to the data connections in this run", Get: pipeGauge(func(s *pipeline) int64 {
 				if s.pool == nil {
 					return 0
 				}
 				return s.pool.shipped.Load()
 			})},
-			{Name: "DataConnections", Type: "int", Desc: "data connections of the run", Get: sessionGauge(func(s *session) int32 { return int32(len(s.data)) })},
-			{Name: "SendQueue", Type: "int", Desc: "send buffers queued or being written (the heartbeat's queue depth)", Get: sessionGauge(func(s *session) int32 {
+			{Name: "DataConnections", Type: "int", Desc: "data connections of the run", Get: pipeGauge(func(s *pipeline) int32 { return int32(len(s.data)) })},
+			{Name: "SendQueue", Type: "int", Desc: "send buffers queued or being written (the heartbeat's queue depth)", Get: pipeGauge(func(s *pipeline) int32 {
 				if s.pool == nil {
 					return 0
 				}
 				return s.pool.waiting.Load()
 			})},
-			{Name: "FreeBuffers", Type: "int", Desc: "send buffers free for the encoder", Get: sessionGauge(func(s *session) int32 {
+			{Name: "FreeBuffers", Type: "int", Desc: "send buffers free for the encoder", Get: pipeGauge(func(s *pipeline) int32 {
 				if s.pool == nil {
 					return 0
 				}
 				return int32(len(s.pool.free))
 			})},
-			{Name: "RingPending", Type: "long", Desc: "events recorded and not yet encoded", Get: sessionGauge(ringPending)},
-			{Name: "BatchBytesPending", Type: "long", Desc: "bytes of host batches waiting for the encoder", Get: sessionGauge(func(s *session) int64 { return s.batchBytes.Load() })},
+			{Name: "RingPending", Type: "long", Desc: "events recorded and not yet encoded", Get: pipeGauge(ringPending)},
+			{Name: "BatchBytesPending", Type: "long", Desc: "bytes of host batches waiting for the encoder", Get: pipeGauge(func(s *pipeline) int64 { return s.batchBytes.Load() })},
 			{Name: "Loggers", Type: "int", Desc: "registered loggers", Get: func() (any, error) { return int32(len(Loggers())), nil }},
 			{Name: "LogPolicy", Type: str, Desc: "which log records are recorded: auto, lttng, all, none", Get: func() (any, error) {
 				logControl.mu.Lock()
@@ -375,7 +387,7 @@ func agentBean(cfg Config) *j4p.StaticBean {
 }
 
 // ringPending counts events in the lanes that the drain has not consumed.
-func ringPending(s *session) int64 {
+func ringPending(s *pipeline) int64 {
 	if s.lanes == nil || s.lanes.all.Load() == nil {
 		return 0
 	}
@@ -391,7 +403,7 @@ func ringPending(s *session) int64 {
 }
 
 // drained: nothing waits in the ring, the host batches or the send queue.
-func drained(s *session) bool {
+func drained(s *pipeline) bool {
 	return ringPending(s) == 0 && s.batchBytes.Load() == 0 && (s.pool == nil || s.pool.waiting.Load() == 0)
 }
 

@@ -33,7 +33,7 @@ loop:
 			break
 		}
 		if mono := int64(binary.LittleEndian.Uint64(r[16:])); mono != lastMono {
-			lastMono, rel = mono, d.s.relMillis(mono)
+			lastMono, rel = mono, d.p.relMillis(mono)
 		}
 		switch r[0] {
 		case BatchEntry:

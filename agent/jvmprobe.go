@@ -128,7 +128,7 @@ func SubmitProbes(thread uint64, ev []int64) (int, error) {
 // MsgClassIgnored or MsgClassTransformFailed, name the internal class name.
 // It never blocks: false when no run is on or the control queue is full.
 func ReportClass(t bytefrog.MsgType, name string) bool {
-	s := active.Load()
+	s := current.Load()
 	if s == nil || s.stopping.Load() {
 		return false
 	}
@@ -150,7 +150,7 @@ func ReportClass(t bytefrog.MsgType, name string) bool {
 // overrides the exclusions) of the active run; ok is false when no run is
 // on. The slices are HQ's: do not modify them.
 func ClassFilters() (exclusions, inclusions []string, ok bool) {
-	s := active.Load()
+	s := current.Load()
 	if s == nil {
 		return nil, nil, false
 	}

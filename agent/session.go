@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -27,47 +26,30 @@ var (
 	ErrInternal       = errors.New("tadpole: internal error")
 )
 
-// session is one trace run: the control connection, the data connections,
-// the ring, the drain and the send-buffer pool.
+// session is the control side of a trace run: the control connection to
+// HQ, the handshake, the mode state machine, heartbeats and the control
+// writer. When HQ sends Start its reader goroutine opens the data
+// connections and makes the run's pipeline (pipeline.go), which it alone
+// publishes (pipe) and the session drives: modes, data breaks, stop.
+//
+// Goroutines: the control reader owns dec and life and makes the
+// pipeline; the control writer alone writes ctrl. Others enqueue control
+// messages (sendControl). failCh and failErr are the session's one
+// shutdown signal and its error; stop ends the run cleanly.
 type session struct {
-	// Read by every recording call: kept apart from fields that other
-	// goroutines write often.
-	mode  atomic.Uint32 // bytefrog.Mode
-	clock atomic.Int32  // ms since Start
-	lanes *lanes
-	_     [cacheLine]byte
-
 	cfg     Config
+	clk     Clock
 	log     *logger
 	dialect bytefrog.Dialect
-	hq      bytefrog.Config
+	hq      bytefrog.Config // written by the reader before the run is published
 
 	ctrl net.Conn
 	dec  *bytefrog.Decoder
-	data []net.Conn
+	life bytefrog.Lifecycle // reader goroutine only
 
-	life    bytefrog.Lifecycle // reader goroutine only
-	pauseMu sync.Mutex
-	pauseCh chan struct{} // non-nil while paused; closed on unpause
-
-	// pipeMu guards data, lanes and pool while the pipeline is being set
-	// up: the control reader sets them, while a start timeout, Shutdown or
-	// the control writer may read them. Once started they do not change.
-	pipeMu sync.Mutex
-	pool   *bufPool
-	brk    breaks
-	// begin is when Start arrived, the time base of every event; the
-	// control reader sets it before the pipeline's goroutines start.
-	begin time.Time
-	// beginMono is CLOCK_MONOTONIC at begin, for host batch timestamps.
-	beginMono int64
-	events    atomic.Int64
-	// batchBytes counts the bytes of host batches waiting for the drain.
-	// Hosts and the drain write it: it is kept off the line of brk, which
-	// the drain reads for every slot.
-	_          [cacheLine]byte
-	batchBytes atomic.Int64
-	batchRoom  batchRoom
+	mode   atomic.Uint32 // bytefrog.Mode, as reported to HQ
+	modeMu sync.Mutex    // orders mode changes from HQ and control planes (HCE)
+	pipe   atomic.Pointer[pipeline]
 
 	ctrlHigh chan []byte
 	ctrlLow  chan []byte
@@ -77,22 +59,19 @@ type session struct {
 	// view of its timeliness, whatever the network and HQ add.
 	hbLate   atomic.Int64
 	hbMaxGap atomic.Int64
+	hbTicks  atomic.Int64 // heartbeats written on the ticker
 	// flushed is signalled by the control writer when it reaches a nil
 	// message in ctrlHigh: everything queued before it is written.
 	flushed chan struct{}
 
-	stopping atomic.Bool
-	stopOnce sync.Once
-	stopCh   chan struct{} // closed when the run begins to end
+	stopping atomic.Bool // the run is ending: stop or fail began
 	failOnce sync.Once
 	failCh   chan struct{} // closed when the run failed
 	failErr  error
-	started  chan struct{} // closed once tracing began
-	startErr chan error    // reader → Start caller, when Start could not begin
-	done     chan struct{} // closed when every goroutine has ended
-	dataDone chan struct{} // closed when the data side has ended (or never began)
+	startRes chan error    // reader → Start caller: nil once tracing began, else why not
+	dataEnd  chan struct{} // closed once the pipeline ended cleanly (or never began)
 	dataOnce sync.Once
-	wg       sync.WaitGroup
+	done     chan struct{} // closed when every goroutine of the run has ended
 	ctrlWG   sync.WaitGroup
 }
 
@@ -102,18 +81,17 @@ const ctrlQueue = 1024
 func newSession(cfg Config, log *logger) *session {
 	s := &session{
 		cfg:      cfg,
+		clk:      cfg.clock(),
 		log:      log,
 		dialect:  bytefrog.Dialect{Version: cfg.Version, Flavor: cfg.Flavor},
 		ctrlHigh: make(chan []byte, ctrlQueue),
 		ctrlLow:  make(chan []byte, ctrlQueue),
 		hbReset:  make(chan time.Duration, 1),
 		flushed:  make(chan struct{}, 1),
-		stopCh:   make(chan struct{}),
 		failCh:   make(chan struct{}),
-		started:  make(chan struct{}),
-		startErr: make(chan error, 1),
+		startRes: make(chan error, 1),
 		done:     make(chan struct{}),
-		dataDone: make(chan struct{}),
+		dataEnd:  make(chan struct{}),
 	}
 	s.mode.Store(uint32(bytefrog.ModeInitializing))
 	s.life = bytefrog.NewLifecycle()
@@ -141,12 +119,14 @@ func (s *session) dial(ctx context.Context, once time.Duration) (net.Conn, error
 		}
 		last = err
 		if once > 0 {
-			return nil, fmt.Errorf("%w at %s: %w", ErrNoHQ, s.cfg.HQ, err)
+			return nil, connError("dial", s.cfg.HQ, fmt.Errorf("%w at %s: %w", ErrNoHQ, s.cfg.HQ, err))
 		}
+		t := s.clk.NewTimer(250 * time.Millisecond)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w at %s within %v: %w", ErrNoHQ, s.cfg.HQ, s.cfg.ConnectTimeout, last)
-		case <-time.After(250 * time.Millisecond):
+			t.Stop()
+			return nil, connError("dial", s.cfg.HQ, fmt.Errorf("%w at %s within %v: %w", ErrNoHQ, s.cfg.HQ, s.cfg.ConnectTimeout, last))
+		case <-t.C():
 		}
 	}
 }
@@ -168,23 +148,23 @@ func (s *session) handshake(ctx context.Context, once time.Duration) error {
 	c.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
 	if _, err := c.Write(hello); err != nil {
 		c.Close()
-		return fmt.Errorf("%w: hello: %v", ErrNoHQ, err)
+		return connError("hello", s.cfg.HQ, fmt.Errorf("%w: hello: %w", ErrNoHQ, err))
 	}
 	s.dec = bytefrog.NewDecoder(c, s.dialect)
 	var m bytefrog.Msg
 	if err := s.dec.Next(&m); err != nil {
 		c.Close()
-		return fmt.Errorf("%w: reading configuration: %v", ErrRejected, err)
+		return connError("configuration", s.cfg.HQ, fmt.Errorf("%w: reading configuration: %w", ErrRejected, readErr(err)))
 	}
 	switch m.Type {
 	case bytefrog.MsgConfiguration:
 		s.applyConfig(&m.Config)
 	case bytefrog.MsgError:
 		c.Close()
-		return fmt.Errorf("%w: %s", ErrRejected, bytefrog.String(m.Text))
+		return connError("configuration", s.cfg.HQ, fmt.Errorf("%w: %s", ErrRejected, bytefrog.String(m.Text)))
 	default:
 		c.Close()
-		return fmt.Errorf("%w: %v before the configuration", ErrProtocol, m.Type)
+		return connError("configuration", s.cfg.HQ, fmt.Errorf("%w: %v before the configuration", ErrProtocol, m.Type))
 	}
 	c.SetDeadline(time.Time{})
 	return nil
@@ -213,24 +193,43 @@ func (s *session) run() {
 	go func() {
 		s.ctrlWG.Wait()
 		s.ctrl.Close()
+		p := s.pipe.Load()
+		if p != nil {
+			<-p.Done()
+		}
 		// The process is free for another agent before anyone sees done.
-		active.CompareAndSwap(s, nil)
+		if p != nil {
+			active.CompareAndSwap(p, nil)
+		}
+		current.CompareAndSwap(s, nil)
 		close(s.done)
 	}()
 }
 
 func (s *session) currentMode() bytefrog.Mode { return bytefrog.Mode(s.mode.Load()) }
 
-// setMode changes the mode and tells HQ at once. Tracing begins with the
-// clock brought up to date: its updater may be starved on a busy host, and
-// an event recorded from now on must not carry a time from before.
+// events is the number of sequenced events the run's pipeline handed to
+// the data connections.
+func (s *session) events() int64 {
+	if p := s.pipe.Load(); p != nil {
+		return p.events.Load()
+	}
+	return 0
+}
+
+// setMode changes the mode, for HQ and for the pipeline's recording
+// calls, and tells HQ at once. Once the run is ending only Shutdown is
+// set.
 func (s *session) setMode(m bytefrog.Mode) {
-	if m == bytefrog.ModeTracing && !s.begin.IsZero() {
-		s.refreshClock()
+	if m != bytefrog.ModeShutdown && s.stopping.Load() {
+		return
+	}
+	if p := s.pipe.Load(); p != nil {
+		p.setMode(m)
 	}
 	s.mode.Store(uint32(m))
 	s.heartbeatNow()
-	if active.Load() == s || m != bytefrog.ModeShutdown {
+	if current.Load() == s || m != bytefrog.ModeShutdown {
 		notifyMode(m)
 	}
 }
@@ -241,11 +240,8 @@ func (s *session) heartbeatNow() {
 
 func (s *session) heartbeat() []byte {
 	n := int32(0)
-	s.pipeMu.Lock()
-	pool := s.pool
-	s.pipeMu.Unlock()
-	if pool != nil {
-		n = pool.waiting.Load()
+	if p := s.pipe.Load(); p != nil {
+		n = p.queued()
 	}
 	if n > 0xFFFF {
 		n = 0xFFFF
@@ -267,12 +263,12 @@ func (s *session) sendControl(msg []byte, high bool) {
 		return
 	default:
 	}
-	t := time.NewTimer(time.Second)
+	t := s.clk.NewTimer(time.Second)
 	defer t.Stop()
 	select {
 	case q <- msg:
 	case <-s.failCh:
-	case <-t.C:
+	case <-t.C():
 		s.fail(fmt.Errorf("%w: control queue full", ErrProtocol))
 	}
 }
@@ -281,12 +277,12 @@ func (s *session) sendControl(msg []byte, high bool) {
 // every high-priority message queued so far.
 func (s *session) flushControl(d time.Duration) {
 	s.sendControl(nil, true)
-	t := time.NewTimer(d)
+	t := s.clk.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-s.flushed:
 	case <-s.failCh:
-	case <-t.C:
+	case <-t.C():
 	}
 }
 
@@ -299,7 +295,7 @@ func (s *session) writeControl() {
 	case interval = <-s.hbReset:
 	default:
 	}
-	tick := time.NewTicker(interval)
+	tick := s.clk.NewTicker(interval)
 	defer tick.Stop()
 	write := func(b []byte) bool {
 		if b == nil {
@@ -318,7 +314,7 @@ func (s *session) writeControl() {
 	}
 	var lastHB time.Time
 	beat := func() bool {
-		now := time.Now()
+		now := s.clk.Now()
 		if !lastHB.IsZero() {
 			gap := now.Sub(lastHB)
 			if gap*2 > 3*interval {
@@ -332,7 +328,9 @@ func (s *session) writeControl() {
 			}
 		}
 		lastHB = now
-		return write(s.heartbeat())
+		ok := write(s.heartbeat())
+		s.hbTicks.Add(1)
+		return ok
 	}
 	for {
 		select {
@@ -355,13 +353,13 @@ func (s *session) writeControl() {
 		case d := <-s.hbReset:
 			tick.Reset(d)
 			interval = d
-		case <-tick.C:
+		case <-tick.C():
 			if !beat() {
 				return
 			}
 		case <-s.failCh:
 			return
-		case <-s.dataDone:
+		case <-s.dataEnd:
 			// Data is drained and closed: flush what is queued and end.
 			for {
 				select {
@@ -415,7 +413,7 @@ func (s *session) readControl() {
 // (bytefrog.Lifecycle); a command that changes nothing is ignored.
 func (s *session) command(m *bytefrog.Msg) error {
 	if m.Type == bytefrog.MsgError {
-		s.fail(fmt.Errorf("HQ reported an error: %s", bytefrog.String(m.Text)))
+		s.fail(fmt.Errorf("%w: HQ reported an error: %s", ErrRejected, bytefrog.String(m.Text)))
 		return nil
 	}
 	// Stop and failures end the run from other goroutines.
@@ -432,9 +430,10 @@ func (s *session) command(m *bytefrog.Msg) error {
 	case bytefrog.MsgStart:
 		// Bytefrog timestamps count from Start: its arrival, not the end
 		// of opening the data connections, which can take a while.
-		s.begin, s.beginMono = time.Now(), MonoNow()
-		if err := s.beginTracing(); err != nil {
-			s.startErr <- err
+		begin, beginMono := time.Now(), MonoNow()
+		err := s.beginTracing(begin, beginMono)
+		s.startRes <- err
+		if err != nil {
 			return err
 		}
 	case bytefrog.MsgStop:
@@ -449,66 +448,34 @@ func (s *session) command(m *bytefrog.Msg) error {
 
 // change applies Pause, Unpause, Suspend or Unsuspend to a started run,
 // whether HQ or a control plane (HCE) asks; the mode is tested and changed
-// under pauseMu, so that the two never interleave. It reports whether the
+// under modeMu, so that the two never interleave. It reports whether the
 // mode changed.
 func (s *session) change(cmd bytefrog.MsgType) bool {
-	s.pauseMu.Lock()
+	s.modeMu.Lock()
+	defer s.modeMu.Unlock()
 	mode := s.currentMode()
 	switch {
 	case cmd == bytefrog.MsgPause && mode == bytefrog.ModeTracing:
-		s.pauseCh = make(chan struct{})
 		s.setMode(bytefrog.ModePaused)
 	case cmd == bytefrog.MsgUnpause && mode == bytefrog.ModePaused:
-		s.pauseMu.Unlock()
-		s.unpause(bytefrog.ModeTracing)
-		return true
+		s.setMode(bytefrog.ModeTracing)
 	case cmd == bytefrog.MsgSuspend && mode == bytefrog.ModeTracing:
 		s.setMode(bytefrog.ModeSuspended)
-		s.brk.push(s.lanes.positions())
-		s.lanes.nudge()
+		if p := s.pipe.Load(); p != nil {
+			p.Break()
+		}
 	case cmd == bytefrog.MsgUnsuspend && mode == bytefrog.ModeSuspended:
 		s.setMode(bytefrog.ModeTracing)
 	default:
-		s.pauseMu.Unlock()
 		return false
 	}
-	s.pauseMu.Unlock()
 	return true
 }
 
-// unpause releases producers blocked by a pause and moves to mode next.
-func (s *session) unpause(next bytefrog.Mode) {
-	s.pauseMu.Lock()
-	defer s.pauseMu.Unlock()
-	s.setMode(next)
-	if s.pauseCh != nil {
-		close(s.pauseCh)
-		s.pauseCh = nil
-	}
-}
-
-// gate is the slow path of an instrumented call that found the mode other
-// than Tracing: it waits out a pause and reports whether to record.
-func (s *session) gate() bool {
-	for {
-		switch bytefrog.Mode(s.mode.Load()) {
-		case bytefrog.ModeTracing:
-			return true
-		case bytefrog.ModePaused:
-			s.pauseMu.Lock()
-			ch := s.pauseCh
-			s.pauseMu.Unlock()
-			if ch != nil {
-				<-ch
-			}
-		default:
-			return false
-		}
-	}
-}
-
-// beginTracing opens the data connections and starts the drain.
-func (s *session) beginTracing() error {
+// beginTracing opens the data connections and starts the pipeline, with
+// begin (beginMono on CLOCK_MONOTONIC), the arrival of Start, as the time
+// base. It runs on the control reader, which alone makes the pipeline.
+func (s *session) beginTracing(begin time.Time, beginMono int64) error {
 	n := s.cfg.DataConnections
 	if n <= 0 {
 		n = int(s.hq.NumDataSenders)
@@ -521,58 +488,48 @@ func (s *session) beginTracing() error {
 		budget = int(s.hq.BufferMemoryBudget)
 	}
 	conns := make([]net.Conn, 0, n)
-	closeAll := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
 	for i := 0; i < n; i++ {
 		c, err := s.openData()
 		if err != nil {
-			closeAll()
+			for _, c := range conns {
+				c.Close()
+			}
 			return err
 		}
 		conns = append(conns, c)
 	}
-	// The run may have failed or begun to stop meanwhile (a start timeout,
-	// Shutdown): then these connections are this goroutine's to close.
-	s.pipeMu.Lock()
+	p := newPipeline(s.pipeConfig(budget), s.log, conns, begin, beginMono,
+		func(seq int32) { s.sendControl(bytefrog.AppendDataBreak(nil, seq), true) },
+		s.fail)
+	// Published before the run's state is read: a stop or failure that
+	// began meanwhile either sees the pipeline and ends it, or is seen
+	// here.
+	s.pipe.Store(p)
 	if s.failed() || s.stopping.Load() {
-		s.pipeMu.Unlock()
-		closeAll()
-		return fmt.Errorf("%w while opening the data connections", ErrStopped)
+		err := fmt.Errorf("%w while opening the data connections", ErrStopped)
+		p.abort(err)
+		p.neverStarted()
+		return err
 	}
-	s.data = conns
-	s.startPipeline(budget)
-	s.pipeMu.Unlock()
+	p.Start()
+	s.modeMu.Lock()
 	if s.life.StartSuspended {
 		s.setMode(bytefrog.ModeSuspended)
 	} else {
 		s.setMode(bytefrog.ModeTracing)
 	}
-	close(s.started)
+	s.modeMu.Unlock()
 	return nil
 }
 
-// startPipeline starts the ring, the drain, one writer per data connection
-// and the clock.
-func (s *session) startPipeline(budget int) {
-	s.lanes = newLanes(s.cfg.RingSize)
-	s.pool = newBufPool(budget)
-	if s.begin.IsZero() {
-		s.begin, s.beginMono = time.Now(), MonoNow()
+func (s *session) pipeConfig(budget int) pipeConfig {
+	return pipeConfig{
+		RingSize:      s.cfg.RingSize,
+		Budget:        budget,
+		Flavor:        s.cfg.Flavor,
+		FlushInterval: s.cfg.FlushInterval,
+		StallTimeout:  s.cfg.StallTimeout,
 	}
-	s.clock.Store(int32(time.Since(s.begin) / time.Millisecond))
-	s.wg.Add(1 + len(s.data) + 1)
-	s.spawn("drain", newDrain(s).run)
-	for _, c := range s.data {
-		s.spawn("data writer", func() { s.writeData(c) })
-	}
-	s.spawn("clock", s.tick)
-	go func() {
-		s.wg.Wait()
-		s.endData()
-	}()
 }
 
 func (s *session) openData() (net.Conn, error) {
@@ -583,76 +540,24 @@ func (s *session) openData() (net.Conn, error) {
 	c.SetDeadline(time.Now().Add(s.cfg.ConnectTimeout))
 	if _, err := c.Write(bytefrog.AppendDataHello(nil, s.hq.RunID)); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%w: data hello: %v", ErrNoHQ, err)
+		return nil, connError("data hello", s.cfg.HQ, fmt.Errorf("%w: data hello: %w", ErrNoHQ, err))
 	}
 	var m bytefrog.Msg
 	if err := bytefrog.NewDecoder(c, s.dialect).Next(&m); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("%w: data hello reply: %v", ErrRejected, err)
+		return nil, connError("data hello", s.cfg.HQ, fmt.Errorf("%w: data hello reply: %w", ErrRejected, readErr(err)))
 	}
 	switch m.Type {
 	case bytefrog.MsgDataHelloReply:
 	case bytefrog.MsgError:
 		c.Close()
-		return nil, fmt.Errorf("%w: data connection: %s", ErrRejected, bytefrog.String(m.Text))
+		return nil, connError("data hello", s.cfg.HQ, fmt.Errorf("%w: data connection: %s", ErrRejected, bytefrog.String(m.Text)))
 	default:
 		c.Close()
-		return nil, fmt.Errorf("%w: %v in reply to DataHello", ErrProtocol, m.Type)
+		return nil, connError("data hello", s.cfg.HQ, fmt.Errorf("%w: %v in reply to DataHello", ErrProtocol, m.Type))
 	}
 	c.SetDeadline(time.Time{})
 	return c, nil
-}
-
-// tick keeps the millisecond clock events are stamped with.
-func (s *session) tick() {
-	defer s.wg.Done()
-	t := time.NewTicker(time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			// The time of reading, not the tick's: a tick delivered late
-			// carries a time from before ones already stored.
-			s.refreshClock()
-		case <-s.stopCh:
-			return
-		}
-	}
-}
-
-// refreshClock brings the clock up to the time since Start, never back,
-// and returns it.
-func (s *session) refreshClock() int32 {
-	ms := int32(time.Since(s.begin) / time.Millisecond)
-	for {
-		old := s.clock.Load()
-		if ms <= old {
-			return old
-		}
-		if s.clock.CompareAndSwap(old, ms) {
-			return ms
-		}
-	}
-}
-
-func (s *session) writeData(c net.Conn) {
-	defer s.wg.Done()
-	for b := range s.pool.queue {
-		if !s.failed() {
-			if s.cfg.StallTimeout > 0 {
-				c.SetWriteDeadline(time.Now().Add(s.cfg.StallTimeout))
-			}
-			if _, err := c.Write(b.b); errors.Is(err, os.ErrDeadlineExceeded) {
-				s.fail(fmt.Errorf("%w for %v: tracing stopped so that the program does not wait", ErrHQStalled, s.cfg.StallTimeout))
-			} else if err != nil {
-				s.fail(fmt.Errorf("data connection: %w", err))
-			}
-		}
-		s.pool.waiting.Add(-1)
-		s.pool.recycle(b)
-	}
-	closeWrite(c)
-	c.Close()
 }
 
 func (s *session) failed() bool {
@@ -664,8 +569,6 @@ func (s *session) failed() bool {
 	}
 }
 
-// fail ends the run after an error: tracing stops at once, producers are
-// released, connections are closed. The host keeps running.
 // spawn runs f in a goroutine of the session. A panic there is a bug of
 // the agent's: it is logged with its stack and ends the run (tracing stops,
 // the host keeps running) instead of ending the process. f's own deferred
@@ -682,60 +585,56 @@ func (s *session) spawn(name string, f func()) {
 	}()
 }
 
+// fail ends the run after an error: tracing stops at once, producers are
+// released, connections are closed. The host keeps running.
 func (s *session) fail(err error) {
 	s.failOnce.Do(func() {
 		s.failErr = err
 		s.log.oncef("fail:"+err.Error(), LevelWarn, "tracing stopped: %v", err)
-		if active.Load() == s && !errors.Is(err, ErrStopped) {
+		if current.Load() == s && !errors.Is(err, ErrStopped) {
 			// On a goroutine of its own: a hook may call Shutdown, which
 			// waits for the goroutine that failed.
 			go notifyError(err)
 		}
 		s.stopping.Store(true)
-		s.unpause(bytefrog.ModeShutdown)
 		close(s.failCh)
-		s.closeStop()
+		if p := s.pipe.Load(); p != nil {
+			p.abort(err)
+		}
+		s.mode.Store(uint32(bytefrog.ModeShutdown))
+		if current.Load() == s {
+			notifyMode(bytefrog.ModeShutdown)
+		}
 		if s.ctrl != nil {
 			s.ctrl.Close()
-		}
-		s.pipeMu.Lock()
-		data, lanes := s.data, s.lanes
-		s.pipeMu.Unlock()
-		for _, c := range data {
-			c.Close()
-		}
-		if lanes == nil {
-			s.endData()
 		}
 	})
 }
 
-// endData marks the data side ended.
-func (s *session) endData() { s.dataOnce.Do(func() { close(s.dataDone) }) }
-
-func (s *session) closeStop() {
-	s.stopOnce.Do(func() { close(s.stopCh) })
-}
+// endData tells the control writer that the data side has ended.
+func (s *session) endData() { s.dataOnce.Do(func() { close(s.dataEnd) }) }
 
 // stop ends the run cleanly: 'X' heartbeat, drain every event already
 // numbered, close the data connections, then the control connection.
 func (s *session) stop(ctx context.Context) error {
-	if !s.stopping.Swap(true) {
-		s.unpause(bytefrog.ModeShutdown)
-		s.closeStop()
-		s.pipeMu.Lock()
-		lanes := s.lanes
-		s.pipeMu.Unlock()
-		if lanes == nil {
+	if !s.stopping.Load() {
+		s.modeMu.Lock()
+		first := !s.stopping.Swap(true)
+		if first {
+			s.setMode(bytefrog.ModeShutdown)
+		}
+		s.modeMu.Unlock()
+		if first {
+			if p := s.pipe.Load(); p != nil {
+				p.Stop(ctx)
+			}
 			s.endData()
-		} else {
-			lanes.nudge()
 		}
 	}
 	select {
 	case <-s.done:
 	case <-ctx.Done():
-		s.fail(fmt.Errorf("%w: shutdown: %v", ErrStopped, ctx.Err()))
+		s.fail(fmt.Errorf("%w: shutdown: %w", ErrStopped, ctx.Err()))
 		<-s.done
 		return ctx.Err()
 	}
