@@ -1,7 +1,22 @@
 // Package capi is the C API of libtadpole.so: the functions declared in
-// include/tadpole.h, implemented in C (tadpole.c) over the Go agent core
-// (package agent). Only the c-shared main package, cmd/libtadpole, imports
-// it.
+// include/tadpole.h, implemented in C over the Go agent core (package
+// agent). Only the c-shared main package, cmd/libtadpole, and package jni
+// (the JVM agent, which records through the same C side) import it.
+//
+// # Files
+//
+// The C side is three files over one internal header, recorder.h:
+//
+//   - recorder.c, the recorder: per-thread event buffers, the full queue
+//     and its spare pool, the wake pipes of the Go drain and of early
+//     flushes, the thread registry, session generations, flushing and fork
+//     handling, and the tp_* calls of the Go side (tp.h);
+//   - api.c, the public C API: the tadpole_* functions of tadpole.h;
+//   - jvmhost.c, the JVM host's tp_j* functions (jvmhost.h) that package jni
+//     calls; jni imports capi for them and includes jvmhost.h from capi/.
+//
+// tp.h holds what the C and Go sides share (record layout, modes, the Go
+// side's calls); lttng.c records into LTTng sessions.
 //
 // # Boundary
 //
@@ -125,7 +140,7 @@
 //
 // # The JVM agent's strings
 //
-// Package jni passes strings in Java's modified UTF-8. tp.h declares hidden
+// Package jni passes strings in Java's modified UTF-8. jvmhost.h declares hidden
 // variants of the string calls for it (tp_jmarker, tp_jthread_name,
 // tp_jlogger_register, tp_jlog) and its hot path (tp_jenter, tp_jbind,
 // tp_jrename, tp_jend, tp_jlog_accept, tp_jlog_reserve, tp_jlog_commit):

@@ -41,7 +41,7 @@
 //
 // # Hot path
 //
-// The natives call capi's internal functions (capi/tp.h, hidden from the
+// The natives call capi's internal functions (capi/jvmhost.h, hidden from the
 // library's dynamic symbols), which encode events into the calling
 // thread's C buffer (one initial-exec __thread pointer). A full buffer
 // goes on a queue in C, and the thread goes on in a spare one: the Java

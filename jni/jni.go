@@ -1,12 +1,8 @@
 package jni
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../capi -fvisibility=hidden -Wall
-#cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-amd64/include -I/usr/lib/jvm/java-17-openjdk-amd64/include/linux
-#cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-arm64/include -I/usr/lib/jvm/java-17-openjdk-arm64/include/linux
-#cgo CFLAGS: -I/usr/lib/jvm/default-java/include -I/usr/lib/jvm/default-java/include/linux
 #include <stdlib.h>
-#include "tp.h"
+#include "jvmhost.h"
 #include "tpj.h"
 */
 import "C"
