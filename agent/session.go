@@ -432,7 +432,7 @@ func (s *session) command(m *bytefrog.Msg) error {
 	case bytefrog.MsgStart:
 		// Bytefrog timestamps count from Start: its arrival, not the end
 		// of opening the data connections, which can take a while.
-		s.begin, s.beginMono = time.Now(), MonoNow()
+		s.begin, s.beginMono = time.Now(), monoNow()
 		if err := s.beginTracing(); err != nil {
 			s.startErr <- err
 			return err
@@ -560,7 +560,7 @@ func (s *session) startPipeline(budget int) {
 	s.lanes = newLanes(s.cfg.RingSize)
 	s.pool = newBufPool(budget)
 	if s.begin.IsZero() {
-		s.begin, s.beginMono = time.Now(), MonoNow()
+		s.begin, s.beginMono = time.Now(), monoNow()
 	}
 	s.clock.Store(int32(time.Since(s.begin) / time.Millisecond))
 	s.wg.Add(1 + len(s.data) + 1)

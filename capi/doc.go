@@ -145,7 +145,7 @@
 // tp_jlogger_register, tp_jlog) and its hot path (tp_jenter, tp_jbind,
 // tp_jrename, tp_jend, tp_jlog_accept, tp_jlog_reserve, tp_jlog_commit):
 // markers, log records decided in C and thread names carry
-// agent.BatchFlagMUTF8, which the agent decodes; logger names and records
+// host.BatchFlagMUTF8, which the agent decodes; logger names and records
 // that go through Logger.Log are converted with bytefrog.String first.
 //
 // # fork

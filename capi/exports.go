@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -99,7 +100,7 @@ func tadpoleGoLog(thread C.uint64_t, p unsafe.Pointer, n C.size_t, h C.int32_t, 
 //export tadpoleGoGate
 func tadpoleGoGate() (rc C.int) {
 	defer recovered(&rc, nil, 0)
-	if agent.Gate() {
+	if host.Gate() {
 		return 1
 	}
 	return 0

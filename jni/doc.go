@@ -48,7 +48,7 @@
 // thread never calls into Go for it. One Go goroutine hands the queued
 // buffers to the agent, one crossing per buffer, never per event. Strings
 // stay in Java's modified UTF-8 (GetStringUTFRegion), flagged
-// agent.BatchFlagMUTF8 and converted by the agent, so U+0000 (C0 80) and
+// host.BatchFlagMUTF8 and converted by the agent, so U+0000 (C0 80) and
 // supplementary characters (surrogate pairs) reach HQ intact. Every Go
 // export of this package recovers from panics.
 //

@@ -14,7 +14,7 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
 // classes are the helper classes, compiled by ./build.sh lib with
@@ -70,12 +70,12 @@ func tpjGoLog(opts *C.char, isError C.int, msg *C.char) {
 	if opts != nil {
 		o = C.GoString(opts)
 	}
-	level := agent.LevelWarn
+	level := host.LevelWarn
 	if isError != 0 {
-		level = agent.LevelError
+		level = host.LevelError
 	}
 	m := C.GoString(msg)
-	agent.HostLog(o, level, "jvm:"+m, m)
+	host.Log(o, level, "jvm:"+m, m)
 }
 
 //export tpjGoSelfTest
