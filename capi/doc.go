@@ -104,7 +104,7 @@
 // cached epoch stale takes the slow path: Tracing — check in (a new session
 // generation discards what an older run left in the buffer; every check-in
 // appends a thread-name record, since a suspended or new run may have lost
-// it) and record; Paused — block in agent.Gate until HQ unpauses; Suspended
+// it) and record; Paused — block in host.Gate until HQ unpauses; Suspended
 // — drop the event and return TADPOLE_OK (events buffered before the suspend
 // are handed over and dropped by the agent while it lasts); anything else
 // — TADPOLE_ENOTCONN.

@@ -241,7 +241,7 @@ func stop() error {
 
 // end stops recording, hands every buffer over, and shuts the agent down.
 // While HQ keeps the run paused, the drain may be waiting in
-// agent.SubmitBatch for the pause to end: the agent's shutdown ends it, and
+// host.SubmitBatch for the pause to end: the agent's shutdown ends it, and
 // what the threads buffered is not handed over. lib.mu is held.
 func (l *library) end(ctx context.Context) error {
 	publishMode(false)

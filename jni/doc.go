@@ -140,7 +140,7 @@
 //
 // Probes append one long per event to the thread's Java buffer; a full
 // buffer crosses JNI once (flush0) and reaches the agent as one host batch
-// (agent.SubmitProbes). ThreadEnd flushes the ending thread's buffer before
+// (host.SubmitProbes). ThreadEnd flushes the ending thread's buffer before
 // its BatchEnd record, VMDeath every registered buffer before tadpole_stop;
 // the thread's C API buffer (its name) is handed over first. With
 // jul_order=on a JUL record (log0) first hands the thread's probe events
@@ -154,7 +154,7 @@
 //
 // With j4p= the endpoint (agent.StartManagement) also serves the JVM's
 // platform MBean server: j4p.go plugs an MBean server into it
-// (agent.SetPlatformMBeans) whose operations each make one call of the
+// (host.SetPlatformMBeans) whose operations each make one call of the
 // embedded io.tadpole.J4P (java/, defined with the other helpers), request
 // and answer encoded by package j4pwire. The calls run on C threads of
 // j4p.c attached to the JVM as daemon threads "tadpole-j4p-<n>" (at most
