@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/j4p"
 )
 
 // TestAppendBatchRecord checks the record layout field by field: the bytes
@@ -79,4 +81,33 @@ func TestRegisterIncomplete(t *testing.T) {
 		}
 	}()
 	Register(Agent{SubmitBatch: func(uint64, []byte) (int, error) { return 0, nil }})
+}
+
+// TestSetters: what a host plugs in is what the agent gets back, and nil
+// removes it.
+func TestSetters(t *testing.T) {
+	if PlatformMBeans() != nil || LTTngLoaderOf() != nil {
+		t.Fatal("set before any host set them")
+	}
+	reg := j4p.NewRegistry()
+	SetPlatformMBeans(reg)
+	if got := PlatformMBeans(); got != j4p.MBeanServer(reg) {
+		t.Errorf("PlatformMBeans: got %v; want the registry set", got)
+	}
+	SetPlatformMBeans(nil)
+	if PlatformMBeans() != nil {
+		t.Error("PlatformMBeans: set after SetPlatformMBeans(nil)")
+	}
+	var seen LTTngConfig
+	SetLTTngLoader(func(c LTTngConfig) (LTTngRecorder, error) { seen = c; return nil, nil })
+	want := LTTngConfig{Lib: "/x/libtadpole-lttng.so", Domain: "log4j", Source: true}
+	if f := LTTngLoaderOf(); f == nil {
+		t.Fatal("LTTngLoaderOf: nil after SetLTTngLoader")
+	} else if r, err := f(want); r != nil || err != nil || seen != want {
+		t.Errorf("loader: got %v, %v, saw %+v; want nil, nil, %+v", r, err, seen, want)
+	}
+	SetLTTngLoader(nil)
+	if LTTngLoaderOf() != nil {
+		t.Error("LTTngLoaderOf: set after SetLTTngLoader(nil)")
+	}
 }
