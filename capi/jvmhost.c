@@ -4,17 +4,10 @@
  * (recorder.c) and the C API's calls (api.c).
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "jvmhost.h"
 #include "recorder.h"
@@ -126,6 +119,7 @@ char *tp_jlog_reserve(int32_t h, uint32_t max) {
 		return NULL;
 	return tp_reserve_log(t, k, TP_FLAG_MUTF8, max);
 }
+
 void tp_jlog_commit(uint32_t value_len) {
 	struct tp_thread *t = tp_self;
 	if (t != NULL && t->resv)
