@@ -108,3 +108,26 @@ func TestPublicAPINarrow(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHostCall is what internal/host's function table adds to a call
+// a host makes (one load of a function value, an indirect call): the same
+// cheap call, Gate without a run, direct and through host. SubmitBatch and
+// SubmitProbes pay it once per batch (hundreds to thousands of events).
+func BenchmarkHostCall(b *testing.B) {
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if hostGate() {
+				b.Fatal("a run is on")
+			}
+		}
+	})
+	b.Run("host", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if host.Gate() {
+				b.Fatal("a run is on")
+			}
+		}
+	})
+}
