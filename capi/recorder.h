@@ -7,8 +7,8 @@
  * -fvisibility=hidden, and TP_INTERNAL says so again): libtadpole.so
  * exports only tadpole_* and the JVMTI entry points.
  *
- * Lock order: tp_submit_mu, tp_reg_mu, a thread's mu, tp_q_mu (the last
- * two are recorder.c's own).
+ * Lock order: tp_submit_mu, tp_reg_mu, a thread's mu, tp_q_mu (tp_reg_mu
+ * and tp_q_mu are recorder.c's own).
  */
 #ifndef TADPOLE_CAPI_RECORDER_H
 #define TADPOLE_CAPI_RECORDER_H
