@@ -16,9 +16,10 @@ import (
 
 // The Go entry points of the C API. Their names are private: the C
 // functions tadpole_* in api.c and the recorder (recorder.c) call them,
-// and the library's version script keeps them out of its dynamic symbols. Each recovers from panics
-// into TADPOLE_EINTERNAL and writes a failure's text into the calling
-// thread's error buffer (errbuf, errlen; nil for background flushes).
+// and the library's version script keeps them out of its dynamic symbols.
+// Each recovers from panics into TADPOLE_EINTERNAL and writes a failure's
+// text into the calling thread's error buffer (errbuf, errlen; nil for
+// background flushes).
 
 //export tadpoleGoStart
 func tadpoleGoStart(opts *C.char, errbuf *C.char, errlen C.size_t) (rc C.int) {
