@@ -74,9 +74,24 @@ build() {
 	$GO build -trimpath -o "$OUT/example-go" ./examples/go
 }
 
-# JNI_CFLAGS: include flags of the JDK's jni.h for package jni, set by
-# jvm_classes (jni.go also lists the usual Debian JDK paths).
-JNI_CFLAGS=""
+# JDK: the one JDK of every command, found once: $JAVA_HOME when it has
+# include/jni.h, else the JDK of the javac in PATH; empty without one.
+# JNI_CFLAGS: its include flags for jni.h and jvmti.h (package jni), put in
+# front of CGO_CFLAGS for every go command here (jni/cflags.go lists the
+# usual Debian paths for a plain go build).
+jdk_home() {
+	local javac
+	if [ -n "${JAVA_HOME:-}" ] && [ -f "$JAVA_HOME/include/jni.h" ]; then
+		echo "$JAVA_HOME"
+	elif javac=$(command -v javac); then
+		javac=$(dirname "$(dirname "$(readlink -f "$javac")")")
+		[ -f "$javac/include/jni.h" ] && echo "$javac"
+	fi
+	return 0
+}
+JDK=$(jdk_home)
+JNI_CFLAGS=${JDK:+-I$JDK/include -I$JDK/include/linux}
+export CGO_CFLAGS="${CGO_CFLAGS:--g -O2}${JNI_CFLAGS:+ $JNI_CFLAGS}"
 
 # jvm_classes compiles the JVM agent's Java helpers (jni/java) for Java 8+
 # into jni/classes, which libtadpole.so embeds. The class files are kept in
@@ -84,14 +99,12 @@ JNI_CFLAGS=""
 # are rewritten, so concurrent builds never see a half-written class.
 jvm_classes() {
 	local javac tmp f
-	javac=$(command -v javac || true)
+	javac=${JDK:+$JDK/bin/javac}
+	[ -x "$javac" ] || javac=$(command -v javac || true)
 	if [ -z "$javac" ]; then
 		echo "build.sh: javac not found: using the committed jni/classes" >&2
 		return 0
 	fi
-	local jdk
-	jdk=$(dirname "$(dirname "$(readlink -f "$javac")")")
-	[ -f "$jdk/include/jni.h" ] && JNI_CFLAGS="-I$jdk/include -I$jdk/include/linux"
 	tmp=$(mktemp -d)
 	"$javac" --release 8 -Xlint:-options -nowarn -d "$tmp" jni/java/io/tadpole/*.java
 	for f in "$tmp"/io/tadpole/*.class; do

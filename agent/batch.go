@@ -2,84 +2,66 @@ package agent
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
-// Host batches: the JVM and C hosts do not call into Go per event. Each host
-// thread encodes its events into a thread-owned buffer and hands the whole
-// buffer to SubmitBatch, one crossing per buffer. A batch enters the same
-// path as Go calls: the mode check (a pause blocks the submitting thread, a
-// suspend drops the batch), one reservation of consecutive ring slots (so a
-// batch's events get consecutive sequence numbers), and the drain, which
-// numbers them, maps ids and threads on first use and queues them.
-//
-// Record layout, little-endian, each record padded to a multiple of 8 bytes:
-//
-//	off size field
-//	0   1    kind: 1 entry, 2 exit, 3 exception, 4 bubble, 5 marker, 6 thread name,
-//	         7 thread end (the thread records nothing more; its wire id is not reused)
-//	1   1    flags: bit 0 exit by exception; bit 1 strings are modified UTF-8
-//	2   2    line (0xFFFF unknown)
-//	4   4    method id (from NewMethod)
-//	8   4    exception id (from NewExceptionType)
-//	12  2    length of the first string (marker key, thread name)
-//	14  2    length of the second string (marker value)
-//	16  8    CLOCK_MONOTONIC time in nanoseconds
-//	24  …    the strings' bytes
+// Host batches (internal/host): the JVM and C hosts do not call into Go per
+// event. Each host thread encodes its events into a thread-owned buffer and
+// hands the whole buffer to host.SubmitBatch, one crossing per buffer. A
+// batch enters the same path as Go calls: the mode check (a pause blocks
+// the submitting thread, a suspend drops the batch), one reservation of
+// consecutive ring slots (so a batch's events get consecutive sequence
+// numbers), and the drain, which numbers them, maps ids and threads on
+// first use and queues them. The record layout is host.BatchHeaderSize's.
 const (
-	BatchHeaderSize = 1 + 1 + 2 + 4 + 4 + 2 + 2 + 8
-	batchAlign      = 8
+	batchHeaderSize = host.BatchHeaderSize
+	batchAlign      = host.BatchAlign
 
-	BatchEntry  = 1
-	BatchExit   = 2
-	BatchThrow  = 3
-	BatchBubble = 4
-	BatchMarker = 5
-	BatchName   = 6
-	BatchEnd    = 7
+	batchEntry  = host.BatchEntry
+	batchExit   = host.BatchExit
+	batchThrow  = host.BatchThrow
+	batchBubble = host.BatchBubble
+	batchMarker = host.BatchMarker
+	batchName   = host.BatchName
+	batchEnd    = host.BatchEnd
 
-	BatchFlagThrown = 1 << 0
-	BatchFlagMUTF8  = 1 << 1
+	batchFlagThrown = host.BatchFlagThrown
+	batchFlagMUTF8  = host.BatchFlagMUTF8
 )
 
-// ErrBadBatch reports a malformed host batch; nothing of it is recorded.
-var ErrBadBatch = errors.New("tadpole: malformed event batch")
-
 var batchKinds = [...]kind{
-	BatchEntry:  kindEntry,
-	BatchExit:   kindExit,
-	BatchThrow:  kindThrow,
-	BatchBubble: kindBubble,
-	BatchMarker: kindMarker,
-	BatchName:   kindName,
-	BatchEnd:    kindEnd,
+	batchEntry:  kindEntry,
+	batchExit:   kindExit,
+	batchThrow:  kindThrow,
+	batchBubble: kindBubble,
+	batchMarker: kindMarker,
+	batchName:   kindName,
+	batchEnd:    kindEnd,
 }
 
 // scanBatch validates b and counts its records.
 func scanBatch(b []byte) (int, error) {
 	n := 0
 	for off := 0; off < len(b); n++ {
-		if len(b)-off < BatchHeaderSize {
-			return 0, fmt.Errorf("%w: %d bytes left at offset %d", ErrBadBatch, len(b)-off, off)
+		if len(b)-off < batchHeaderSize {
+			return 0, fmt.Errorf("%w: %d bytes left at offset %d", host.ErrBadBatch, len(b)-off, off)
 		}
 		k := b[off]
 		if int(k) >= len(batchKinds) || batchKinds[k] == 0 {
-			return 0, fmt.Errorf("%w: kind %d at offset %d", ErrBadBatch, k, off)
+			return 0, fmt.Errorf("%w: kind %d at offset %d", host.ErrBadBatch, k, off)
 		}
 		size := recordSize(b[off:])
 		if size > len(b)-off {
-			return 0, fmt.Errorf("%w: record at offset %d overruns the batch", ErrBadBatch, off)
+			return 0, fmt.Errorf("%w: record at offset %d overruns the batch", host.ErrBadBatch, off)
 		}
 		if err := checkIDs(k, b[off:]); err != nil {
-			return 0, fmt.Errorf("%w: record at offset %d: %w", ErrBadBatch, off, err)
+			return 0, fmt.Errorf("%w: record at offset %d: %w", host.ErrBadBatch, off, err)
 		}
 		off += size
 	}
@@ -91,13 +73,13 @@ func scanBatch(b []byte) (int, error) {
 // ids, so an id that was never given out must not reach it.
 func checkIDs(k byte, r []byte) error {
 	switch k {
-	case BatchEntry, BatchExit, BatchThrow, BatchBubble:
+	case batchEntry, batchExit, batchThrow, batchBubble:
 		if m := int32(binary.LittleEndian.Uint32(r[4:])); !methodNames.known(m) {
 			return fmt.Errorf("method id %d not registered", m)
 		}
 	}
 	switch k {
-	case BatchThrow, BatchBubble:
+	case batchThrow, batchBubble:
 		if e := int32(binary.LittleEndian.Uint32(r[8:])); !exceptionNames.known(e) {
 			return fmt.Errorf("exception id %d not registered", e)
 		}
@@ -105,41 +87,13 @@ func checkIDs(k byte, r []byte) error {
 	return nil
 }
 
-func recordSize(r []byte) int {
-	l1 := int(binary.LittleEndian.Uint16(r[12:]))
-	l2 := int(binary.LittleEndian.Uint16(r[14:]))
-	size := BatchHeaderSize + l1 + l2
-	return (size + batchAlign - 1) &^ (batchAlign - 1)
-}
+func recordSize(r []byte) int { return host.RecordSize(r) }
 
-// AppendBatchRecord appends one record to a batch; it is what the C side
-// does, written in Go for tests and Go-side hosts.
-func AppendBatchRecord(b []byte, k uint8, flags uint8, line uint16, method, exc int32, monoNs int64, s1, s2 string) []byte {
-	start := len(b)
-	b = append(b, k, flags)
-	b = binary.LittleEndian.AppendUint16(b, line)
-	b = binary.LittleEndian.AppendUint32(b, uint32(method))
-	b = binary.LittleEndian.AppendUint32(b, uint32(exc))
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(s1)))
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(s2)))
-	b = binary.LittleEndian.AppendUint64(b, uint64(monoNs))
-	b = append(b, s1...)
-	b = append(b, s2...)
-	for (len(b)-start)%batchAlign != 0 {
-		b = append(b, 0)
-	}
-	return b
-}
+// monoNow is the CLOCK_MONOTONIC time in nanoseconds, the clock of batch
+// records and of the run's time base.
+func monoNow() int64 { return host.MonoNow() }
 
-// MonoNow is the CLOCK_MONOTONIC time in nanoseconds, the clock of batch
-// records.
-func MonoNow() int64 {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return ts.Nano()
-}
-
-// Host batches travel whole: SubmitBatch copies the records into a pooled
+// Host batches travel whole: host.SubmitBatch copies the records into a pooled
 // buffer and publishes it in one ring slot; the drain walks the records, so
 // a batch costs the host one copy, not one slot per event. At most
 // maxBatchBytes of them wait for the drain at a time; once batchWake bytes
@@ -152,12 +106,8 @@ const (
 
 var batchPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
-// SubmitBatch records a host thread's batch of events. thread identifies
-// the host thread (a Java thread id, or an id the C host gives each OS
-// thread). It returns the number of records taken: 0 with a nil error when
-// nothing is tracing or tracing is suspended. b is copied: the caller may
-// reuse it at once. The batch's events get consecutive sequence numbers.
-func SubmitBatch(thread uint64, b []byte) (int, error) {
+// hostSubmitBatch is host.SubmitBatch.
+func hostSubmitBatch(thread uint64, b []byte) (int, error) {
 	n, err := scanBatch(b)
 	if err != nil || n == 0 {
 		return 0, err
@@ -281,7 +231,7 @@ func (d *drain) batch(thread uint64, t *text) {
 			continue
 		}
 		r := b[off:]
-		ev.thrown = r[1]&BatchFlagThrown != 0
+		ev.thrown = r[1]&batchFlagThrown != 0
 		ev.line = binary.LittleEndian.Uint16(r[2:])
 		ev.method = int32(binary.LittleEndian.Uint32(r[4:]))
 		ev.exc = int32(binary.LittleEndian.Uint32(r[8:]))
@@ -290,9 +240,9 @@ func (d *drain) batch(thread uint64, t *text) {
 		if k == kindMarker || k == kindName {
 			l1 := int(binary.LittleEndian.Uint16(r[12:]))
 			l2 := int(binary.LittleEndian.Uint16(r[14:]))
-			p := r[BatchHeaderSize:]
+			p := r[batchHeaderSize:]
 			key, value := p[:l1], p[l1:l1+l2]
-			mutf := r[1]&BatchFlagMUTF8 != 0
+			mutf := r[1]&batchFlagMUTF8 != 0
 			if k == kindMarker && wireReady(p[:l1+l2], l1, mutf) {
 				// The bytes are already what the wire carries.
 				d.markerMUTF8(ev.rel, key, value)

@@ -7,26 +7,27 @@ import (
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 func TestScanBatchRejects(t *testing.T) {
-	good := AppendBatchRecord(nil, BatchMarker, 0, 0, 0, 0, 1, "key", "value")
+	good := host.AppendBatchRecord(nil, batchMarker, 0, 0, 0, 0, 1, "key", "value")
 	tests := map[string][]byte{
-		"short header":              good[:BatchHeaderSize-1],
-		"overrun":                   good[:BatchHeaderSize+2],
-		"unknown kind":              AppendBatchRecord(nil, 9, 0, 0, 1, 0, 1, "", ""),
-		"zero kind":                 AppendBatchRecord(nil, 0, 0, 0, 1, 0, 1, "", ""),
-		"method id never given out": AppendBatchRecord(nil, BatchEntry, 0, 0, 1<<30, 0, 1, "", ""),
-		"method id 0":               AppendBatchRecord(nil, BatchExit, 0, 0, 0, 0, 1, "", ""),
-		"exception id never given out": AppendBatchRecord(nil, BatchThrow, 0, 0,
+		"short header":              good[:batchHeaderSize-1],
+		"overrun":                   good[:batchHeaderSize+2],
+		"unknown kind":              host.AppendBatchRecord(nil, 9, 0, 0, 1, 0, 1, "", ""),
+		"zero kind":                 host.AppendBatchRecord(nil, 0, 0, 0, 1, 0, 1, "", ""),
+		"method id never given out": host.AppendBatchRecord(nil, batchEntry, 0, 0, 1<<30, 0, 1, "", ""),
+		"method id 0":               host.AppendBatchRecord(nil, batchExit, 0, 0, 0, 0, 1, "", ""),
+		"exception id never given out": host.AppendBatchRecord(nil, batchThrow, 0, 0,
 			NewMethod("t/T.rejects;1;()V").ID(), 1<<30, 1, "", ""),
 		"trailing junk": append(append([]byte{}, good...), 1, 2, 3),
 	}
 	for name, b := range tests {
-		if _, err := scanBatch(b); !errors.Is(err, ErrBadBatch) {
-			t.Errorf("%s: scanBatch = %v; want ErrBadBatch", name, err)
+		if _, err := scanBatch(b); !errors.Is(err, host.ErrBadBatch) {
+			t.Errorf("%s: scanBatch = %v; want host.ErrBadBatch", name, err)
 		}
 	}
 	if n, err := scanBatch(good); n != 1 || err != nil {
@@ -49,24 +50,24 @@ func TestHostBatches(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var b []byte
-			b = AppendBatchRecord(b, BatchName, 0, 0, 0, 0, MonoNow(), fmt.Sprintf("host-%d", th), "")
-			if _, err := SubmitBatch(uint64(1000+th), b); err != nil {
+			b = host.AppendBatchRecord(b, batchName, 0, 0, 0, 0, monoNow(), fmt.Sprintf("host-%d", th), "")
+			if _, err := host.SubmitBatch(uint64(1000+th), b); err != nil {
 				t.Error(err)
 			}
 			for i := 0; i < batches; i++ {
 				b = b[:0]
 				for j := 0; j < pairs; j++ {
-					now := MonoNow()
-					b = AppendBatchRecord(b, BatchEntry, 0, 0, m.ID(), 0, now, "", "")
+					now := monoNow()
+					b = host.AppendBatchRecord(b, batchEntry, 0, 0, m.ID(), 0, now, "", "")
 					if j == 0 {
-						b = AppendBatchRecord(b, BatchThrow, 0, 7, m.ID(), e.ID(), now, "", "")
-						b = AppendBatchRecord(b, BatchBubble, BatchFlagThrown, 0, m.ID(), e.ID(), now, "", "")
+						b = host.AppendBatchRecord(b, batchThrow, 0, 7, m.ID(), e.ID(), now, "", "")
+						b = host.AppendBatchRecord(b, batchBubble, batchFlagThrown, 0, m.ID(), e.ID(), now, "", "")
 						continue
 					}
-					b = AppendBatchRecord(b, BatchExit, 0, 12, m.ID(), 0, now, "", "")
+					b = host.AppendBatchRecord(b, batchExit, 0, 12, m.ID(), 0, now, "", "")
 				}
-				b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, MonoNow(), "batch", "a\xc0\x80b")
-				n, err := SubmitBatch(uint64(1000+th), b)
+				b = host.AppendBatchRecord(b, batchMarker, batchFlagMUTF8, 0, 0, 0, monoNow(), "batch", "a\xc0\x80b")
+				n, err := host.SubmitBatch(uint64(1000+th), b)
 				if err != nil || n != 2*pairs+2 {
 					t.Errorf("SubmitBatch = %d, %v", n, err)
 				}
@@ -115,12 +116,12 @@ func TestThreadEnd(t *testing.T) {
 	a, run := startAgent(t, h, testConfig(h.Srv.Addr()))
 	m := NewMethod("host/C.end;1;()V")
 	for _, name := range []string{"first", "second"} {
-		now := MonoNow()
-		b := AppendBatchRecord(nil, BatchName, 0, 0, 0, 0, now, name, "")
-		b = AppendBatchRecord(b, BatchEntry, 0, 0, m.ID(), 0, now, "", "")
-		b = AppendBatchRecord(b, BatchExit, 0, 3, m.ID(), 0, now, "", "")
-		b = AppendBatchRecord(b, BatchEnd, 0, 0, 0, 0, now, "", "")
-		if _, err := SubmitBatch(42, b); err != nil {
+		now := monoNow()
+		b := host.AppendBatchRecord(nil, batchName, 0, 0, 0, 0, now, name, "")
+		b = host.AppendBatchRecord(b, batchEntry, 0, 0, m.ID(), 0, now, "", "")
+		b = host.AppendBatchRecord(b, batchExit, 0, 3, m.ID(), 0, now, "", "")
+		b = host.AppendBatchRecord(b, batchEnd, 0, 0, 0, 0, now, "", "")
+		if _, err := host.SubmitBatch(42, b); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,17 +147,17 @@ func TestBatchMarkerStrings(t *testing.T) {
 		{0, "ascii", "plain", "ascii=plain"},
 		{0, "utf8", "é😀", "utf8=é😀"},
 		{0, "nul", "a\x00b", "nul=a\x00b"},
-		{BatchFlagMUTF8, "mutf8", "a\xc0\x80b\xed\xa0\xbd\xed\xb8\x80", "mutf8=a\x00b😀"},
-		{BatchFlagMUTF8, "", "", "="},
-		{BatchFlagMUTF8, "bad", "a\xffb\x00", "bad=a\uFFFDb\x00"}, // not modified UTF-8: converted
+		{batchFlagMUTF8, "mutf8", "a\xc0\x80b\xed\xa0\xbd\xed\xb8\x80", "mutf8=a\x00b😀"},
+		{batchFlagMUTF8, "", "", "="},
+		{batchFlagMUTF8, "bad", "a\xffb\x00", "bad=a\uFFFDb\x00"}, // not modified UTF-8: converted
 		// Valid only together: a character cut between key and value.
-		{BatchFlagMUTF8, "k\xe2\x82", "\xac", "k\uFFFD\uFFFD=\uFFFD"},
+		{batchFlagMUTF8, "k\xe2\x82", "\xac", "k\uFFFD\uFFFD=\uFFFD"},
 	}
 	var b []byte
 	for _, tt := range tests {
-		b = AppendBatchRecord(b, BatchMarker, tt.flags, 0, 0, 0, MonoNow(), tt.key, tt.value)
+		b = host.AppendBatchRecord(b, batchMarker, tt.flags, 0, 0, 0, monoNow(), tt.key, tt.value)
 	}
-	if _, err := SubmitBatch(9, b); err != nil {
+	if _, err := host.SubmitBatch(9, b); err != nil {
 		t.Fatal(err)
 	}
 	rep := finish(t, a, run)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/hq"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -49,7 +50,7 @@ func pipelineBreaks(tb testing.TB, slots, budget int, onBreak func(int32), conns
 	cfg := testConfig("sink")
 	pc := pipeConfig{RingSize: slots, Budget: budget, Flavor: cfg.Flavor,
 		FlushInterval: cfg.FlushInterval, StallTimeout: cfg.StallTimeout}
-	p = newPipeline(pc, log, conns, time.Now(), MonoNow(), onBreak, nil)
+	p = newPipeline(pc, log, conns, time.Now(), monoNow(), onBreak, nil)
 	p.Start()
 	p.setMode(bytefrog.ModeTracing)
 	if !active.CompareAndSwap(nil, p) {
@@ -183,15 +184,15 @@ func BenchmarkSubmitBatch(b *testing.B) {
 	sinkSession(b, 2)
 	m := NewMethod("t/T.batch;1;()V")
 	var batch []byte
-	now := MonoNow()
+	now := monoNow()
 	for i := 0; i < 128; i++ {
-		batch = AppendBatchRecord(batch, BatchEntry, 0, 0, m.ID(), 0, now, "", "")
-		batch = AppendBatchRecord(batch, BatchExit, 0, 9, m.ID(), 0, now, "", "")
+		batch = host.AppendBatchRecord(batch, batchEntry, 0, 0, m.ID(), 0, now, "", "")
+		batch = host.AppendBatchRecord(batch, batchExit, 0, 9, m.ID(), 0, now, "", "")
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		SubmitBatch(7, batch)
+		host.SubmitBatch(7, batch)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/event")
 }
@@ -201,15 +202,15 @@ func BenchmarkSubmitBatch(b *testing.B) {
 func BenchmarkSubmitBatchMarkers(b *testing.B) {
 	sinkSession(b, 2)
 	var batch []byte
-	now := MonoNow()
+	now := monoNow()
 	for i := 0; i < 64; i++ {
-		batch = AppendBatchRecord(batch, BatchMarker, BatchFlagMUTF8, 0, 0, 0, now,
+		batch = host.AppendBatchRecord(batch, batchMarker, batchFlagMUTF8, 0, 0, 0, now,
 			"log:shop.orders", "INFO order 1234 paid by card, 3 items")
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		SubmitBatch(7, batch)
+		host.SubmitBatch(7, batch)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*64), "ns/record")
 }

@@ -29,8 +29,10 @@
 // # Hosts
 //
 // Go code uses Method handles (NewMethod), Mark, SetThreadName and the
-// slog handler. JVM and C hosts encode events into per-thread buffers and
-// hand whole buffers to SubmitBatch; batches take the same path.
+// slog handler. JVM and C hosts (packages jni and capi, in libtadpole.so)
+// encode events into per-thread buffers and hand whole buffers to the
+// agent through the module's internal/host package; batches take the same
+// path.
 //
 // # Management
 //

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -17,18 +18,18 @@ import (
 func FuzzScanBatch(f *testing.F) {
 	m, e := NewMethod("fuzz/F.scan;1;()V").ID(), NewExceptionType("fuzz.ScanError").ID()
 	var b []byte
-	b = AppendBatchRecord(b, BatchName, 0, 0, 0, 0, 1, "worker-1", "")
-	b = AppendBatchRecord(b, BatchEntry, 0, 0, m, 0, 2, "", "")
-	b = AppendBatchRecord(b, BatchThrow, 0, 7, m, e, 3, "", "")
-	b = AppendBatchRecord(b, BatchBubble, BatchFlagThrown, 0, m, e, 4, "", "")
-	b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, 5, "k", "v\xc0\x80")
+	b = host.AppendBatchRecord(b, batchName, 0, 0, 0, 0, 1, "worker-1", "")
+	b = host.AppendBatchRecord(b, batchEntry, 0, 0, m, 0, 2, "", "")
+	b = host.AppendBatchRecord(b, batchThrow, 0, 7, m, e, 3, "", "")
+	b = host.AppendBatchRecord(b, batchBubble, batchFlagThrown, 0, m, e, 4, "", "")
+	b = host.AppendBatchRecord(b, batchMarker, batchFlagMUTF8, 0, 0, 0, 5, "k", "v\xc0\x80")
 	f.Add(b)
-	f.Add(b[:BatchHeaderSize+3])
+	f.Add(b[:batchHeaderSize+3])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		n, err := scanBatch(b)
 		if err != nil {
-			if !errors.Is(err, ErrBadBatch) || n != 0 {
+			if !errors.Is(err, host.ErrBadBatch) || n != 0 {
 				t.Fatalf("scanBatch = %d, %v", n, err)
 			}
 			return
@@ -39,15 +40,15 @@ func FuzzScanBatch(f *testing.F) {
 			size := recordSize(r)
 			l1 := int(r[12]) | int(r[13])<<8
 			l2 := int(r[14]) | int(r[15])<<8
-			p := r[BatchHeaderSize:]
-			out = AppendBatchRecord(out, r[0], r[1], uint16(r[2])|uint16(r[3])<<8,
+			p := r[batchHeaderSize:]
+			out = host.AppendBatchRecord(out, r[0], r[1], uint16(r[2])|uint16(r[3])<<8,
 				int32(uint32(r[4])|uint32(r[5])<<8|uint32(r[6])<<16|uint32(r[7])<<24),
 				int32(uint32(r[8])|uint32(r[9])<<8|uint32(r[10])<<16|uint32(r[11])<<24),
 				int64(uint64(r[16])|uint64(r[17])<<8|uint64(r[18])<<16|uint64(r[19])<<24|
 					uint64(r[20])<<32|uint64(r[21])<<40|uint64(r[22])<<48|uint64(r[23])<<56),
 				string(p[:l1]), string(p[l1:l1+l2]))
 			// Padding bytes are not part of the record's meaning.
-			copy(out[len(out)-size+BatchHeaderSize+l1+l2:], r[BatchHeaderSize+l1+l2:size])
+			copy(out[len(out)-size+batchHeaderSize+l1+l2:], r[batchHeaderSize+l1+l2:size])
 			off += size
 		}
 		if string(out) != string(b) {
@@ -102,14 +103,14 @@ func (c *captureConn) SetWriteDeadline(time.Time) error { return nil }
 func FuzzHostBatch(f *testing.F) {
 	m, e := NewMethod("fuzz/F.host;1;()V").ID(), NewExceptionType("fuzz.HostError").ID()
 	var b []byte
-	b = AppendBatchRecord(b, BatchName, BatchFlagMUTF8, 0, 0, 0, 1, "w\xc0\x80", "")
-	b = AppendBatchRecord(b, BatchEntry, 0, 0, m, 0, 2, "", "")
-	b = AppendBatchRecord(b, BatchExit, BatchFlagThrown, 9, m, 0, 2, "", "")
-	b = AppendBatchRecord(b, BatchThrow, 0, 7, m, e, 3, "", "")
-	b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, 5, "k", "v\xc0\x80\xed\xa0\xbd\xed\xb8\x80")
-	b = AppendBatchRecord(b, BatchMarker, 0, 0, 0, 0, 5, "k\x00", "é\xff")
-	b = AppendBatchRecord(b, BatchMarker, BatchFlagMUTF8, 0, 0, 0, 5, "\xc0", "\x00\xf0\x9f\x98\x80")
-	b = AppendBatchRecord(b, BatchEnd, 0, 0, 0, 0, 6, "", "")
+	b = host.AppendBatchRecord(b, batchName, batchFlagMUTF8, 0, 0, 0, 1, "w\xc0\x80", "")
+	b = host.AppendBatchRecord(b, batchEntry, 0, 0, m, 0, 2, "", "")
+	b = host.AppendBatchRecord(b, batchExit, batchFlagThrown, 9, m, 0, 2, "", "")
+	b = host.AppendBatchRecord(b, batchThrow, 0, 7, m, e, 3, "", "")
+	b = host.AppendBatchRecord(b, batchMarker, batchFlagMUTF8, 0, 0, 0, 5, "k", "v\xc0\x80\xed\xa0\xbd\xed\xb8\x80")
+	b = host.AppendBatchRecord(b, batchMarker, 0, 0, 0, 0, 5, "k\x00", "é\xff")
+	b = host.AppendBatchRecord(b, batchMarker, batchFlagMUTF8, 0, 0, 0, 5, "\xc0", "\x00\xf0\x9f\x98\x80")
+	b = host.AppendBatchRecord(b, batchEnd, 0, 0, 0, 0, 6, "", "")
 	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if _, err := scanBatch(b); err != nil {
@@ -123,7 +124,7 @@ func FuzzHostBatch(f *testing.F) {
 		}
 		c := &captureConn{}
 		_, end := pipelineSession(t, 64, 64<<10, c)
-		_, err := SubmitBatch(1, b)
+		_, err := host.SubmitBatch(1, b)
 		end()
 		if err != nil {
 			t.Fatalf("SubmitBatch of a scanned batch: %v", err)

@@ -232,7 +232,7 @@ func (h *hceAgent) command(b *hce.Block) ([]byte, error) {
 		if r.End() != nil {
 			return nil, errBadData
 		}
-		st := hce.Status{Name: HCEName(), PID: uint64(os.Getpid()), Mode: CurrentMode().String()}
+		st := hce.Status{Name: HCEName(), PID: uint64(os.Getpid()), Mode: currentMode().String()}
 		if s := current.Load(); s != nil {
 			st.Events = uint64(s.events())
 			st.HQ = s.cfg.HQ

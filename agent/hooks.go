@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -51,17 +52,28 @@ func (h *hookList[F]) each(call func(F)) {
 	}
 }
 
+// The agent's side of internal/host: the calls hosts make through it.
+func init() {
+	host.Register(host.Agent{
+		SubmitBatch:  hostSubmitBatch,
+		SubmitProbes: hostSubmitProbes,
+		Gate:         hostGate,
+		CurrentMode:  currentMode,
+		AddModeHook:  addModeHook,
+		ReportClass:  reportClass,
+		ClassFilters: classFilters,
+		Log:          hostLogOptions,
+	})
+}
+
 var (
 	modeHooks   hookList[func(bytefrog.Mode)]
 	loggerHooks hookList[func(*Logger, bool)]
 	errorHooks  hookList[func(error)]
 )
 
-// AddModeHook adds f, called with the new mode each time the active session
-// changes mode (ModeShutdown when tracing ends). f must not block. Several
-// hosts in one process (the C API and the JVM bridge) each add their own;
-// the returned function removes f.
-func AddModeHook(f func(bytefrog.Mode)) (remove func()) { return modeHooks.add(f) }
+// addModeHook is host.AddModeHook.
+func addModeHook(f func(bytefrog.Mode)) (remove func()) { return modeHooks.add(f) }
 
 // AddLoggerHook adds f, called with a logger and its new state each time a
 // logger is registered or its enabled state changes. f must not block and
@@ -89,10 +101,8 @@ func notifyLogger(l *Logger, enabled bool) {
 	loggerHooks.each(func(f func(*Logger, bool)) { f(l, enabled) })
 }
 
-// Gate is for hosts whose hot path found the mode other than Tracing: it
-// blocks while tracing is paused and reports whether events are recorded
-// now (false when suspended, stopped, or no agent traces).
-func Gate() bool {
+// hostGate is host.Gate.
+func hostGate() bool {
 	s := active.Load()
 	if s == nil {
 		return false
@@ -100,8 +110,9 @@ func Gate() bool {
 	return s.mode.Load() == modeTracing || s.gate()
 }
 
-// CurrentMode is the mode of the active session; ModeShutdown when none.
-func CurrentMode() bytefrog.Mode {
+// currentMode is the mode of the active session; ModeShutdown when none
+// (host.CurrentMode).
+func currentMode() bytefrog.Mode {
 	if s := active.Load(); s != nil {
 		return s.currentMode()
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/j4p"
 )
 
@@ -191,7 +192,7 @@ func (m *mbeanServer) Query(p j4p.ObjectName) []j4p.ObjectName {
 		}
 	}
 	out = append(out, m.host.Query(p)...)
-	if pl := platformMBeans.Load(); pl != nil {
+	if pl := host.PlatformMBeans(); pl != nil {
 		for _, n := range pl.Query(p) {
 			if n.Domain != J4PDomain && !m.host.Has(n) { // those are served by the others
 				out = append(out, n)
@@ -261,32 +262,14 @@ func (m *mbeanServer) Invoke(n j4p.ObjectName, op string, sig []string, args []a
 	return m.other(n).Invoke(n, op, sig, args)
 }
 
-// platformMBeans is the host runtime's own MBean server (a JVM's platform
-// MBeans, package jni), asked for every MBean that is neither tadpole's nor
-// in the host registry.
-var platformMBeans atomic.Pointer[platformBox]
-
-type platformBox struct{ j4p.MBeanServer }
-
-// SetPlatformMBeans plugs the host runtime's MBean server into the
-// management endpoint, running or not; nil removes it. Its names are
-// searched and listed after tadpole's and the host registry's.
-func SetPlatformMBeans(s j4p.MBeanServer) {
-	if s == nil {
-		platformMBeans.Store(nil)
-		return
-	}
-	platformMBeans.Store(&platformBox{s})
-}
-
 // other is the server holding n when it is not tadpole's: the host
 // registry, or else the platform's.
 func (m *mbeanServer) other(n j4p.ObjectName) j4p.MBeanServer {
 	if m.host.Has(n) {
 		return m.host
 	}
-	if p := platformMBeans.Load(); p != nil {
-		return p.MBeanServer
+	if p := host.PlatformMBeans(); p != nil {
+		return p
 	}
 	return m.host
 }

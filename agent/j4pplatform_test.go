@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/j4p"
 )
 
@@ -29,8 +30,8 @@ func TestManagementPlatformBeans(t *testing.T) {
 	if err := platform.Register(mustName(t, "app:type=Shop"), shadow); err != nil {
 		t.Fatal(err)
 	}
-	SetPlatformMBeans(platform)
-	defer SetPlatformMBeans(nil)
+	host.SetPlatformMBeans(platform)
+	defer host.SetPlatformMBeans(nil)
 
 	m := startManagement(t, "j4p=127.0.0.1:0,j4p_write=on")
 	if err := m.Registry().Register(mustName(t, "app:type=Shop"), &j4pStaticBean); err != nil {
@@ -54,8 +55,8 @@ func TestManagementPlatformBeans(t *testing.T) {
 			t.Errorf("search *:* = %s; want %s once", all, n)
 		}
 	}
-	SetPlatformMBeans(nil)
+	host.SetPlatformMBeans(nil)
 	if r := j4pCall(t, m, "read/java.lang:type=Counter/Count", nil); r["status"] != 404.0 {
-		t.Errorf("read after SetPlatformMBeans(nil): %v; want 404", r)
+		t.Errorf("read after host.SetPlatformMBeans(nil): %v; want 404", r)
 	}
 }

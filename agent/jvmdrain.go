@@ -23,8 +23,8 @@ func (d *drain) batchRun(b []byte, off int, thread uint64) int {
 	buf = buf[:cap(buf)]
 	lastMono, rel := int64(-1), int32(0)
 loop:
-	for off+BatchHeaderSize <= len(b) && n < stop {
-		r := b[off : off+BatchHeaderSize : off+BatchHeaderSize]
+	for off+batchHeaderSize <= len(b) && n < stop {
+		r := b[off : off+batchHeaderSize : off+batchHeaderSize]
 		if binary.LittleEndian.Uint32(r[12:]) != 0 { // strings: not an entry or exit
 			break
 		}
@@ -36,17 +36,17 @@ loop:
 			lastMono, rel = mono, d.p.relMillis(mono)
 		}
 		switch r[0] {
-		case BatchEntry:
+		case batchEntry:
 			bytefrog.PutMethodEntry(buf[n:n+bytefrog.MethodEntrySize], rel, seq, m, tid)
 			n += bytefrog.MethodEntrySize
-		case BatchExit:
+		case batchExit:
 			bytefrog.PutMethodExit(buf[n:n+bytefrog.MethodExitSize], rel, seq, m, binary.LittleEndian.Uint16(r[2:]), tid)
 			n += bytefrog.MethodExitSize
 		default:
 			break loop
 		}
 		seq++
-		off += BatchHeaderSize
+		off += batchHeaderSize
 	}
 	d.counted += int64(seq - d.seq)
 	d.seq = seq

@@ -5,15 +5,16 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // probeWords builds the words io.tadpole.Probe writes for calls pairs of
 // entry and exit of method m, starting at ms.
 func probeWords(m int32, ms int64, calls int) []int64 {
-	w := []int64{ms<<8 | ProbeTime}
+	w := []int64{ms<<8 | host.ProbeTime}
 	for i := 0; i < calls; i++ {
-		w = append(w, int64(m)<<8|ProbeEntry, int64(12)<<48|int64(m)<<8|ProbeExit)
+		w = append(w, int64(m)<<8|host.ProbeEntry, int64(12)<<48|int64(m)<<8|host.ProbeExit)
 	}
 	return w
 }
@@ -22,15 +23,15 @@ func TestAppendProbeBatch(t *testing.T) {
 	m := NewMethod("t/P.probe;1;()V").ID()
 	e := NewExceptionType("java.lang.IllegalStateException").ID()
 	w := []int64{
-		5<<8 | ProbeTime,
-		int64(m)<<8 | ProbeEntry,
-		int64(7)<<48 | int64(m)<<8 | ProbeThrown, int64(e),
-		6<<8 | ProbeTime,
-		int64(m)<<8 | ProbeBubble, int64(e),
-		int64(m)<<8 | ProbeEntry,
-		int64(9)<<48 | int64(m)<<8 | ProbeExit,
+		5<<8 | host.ProbeTime,
+		int64(m)<<8 | host.ProbeEntry,
+		int64(7)<<48 | int64(m)<<8 | host.ProbeThrown, int64(e),
+		6<<8 | host.ProbeTime,
+		int64(m)<<8 | host.ProbeBubble, int64(e),
+		int64(m)<<8 | host.ProbeEntry,
+		int64(9)<<48 | int64(m)<<8 | host.ProbeExit,
 	}
-	b, err := AppendProbeBatch(nil, w)
+	b, err := appendProbeBatch(nil, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,10 +45,10 @@ func TestAppendProbeBatch(t *testing.T) {
 		exc  int32
 		ms   int64
 	}{
-		{BatchEntry, bytefrog.NoLine, 0, 5}, {BatchThrow, 7, e, 5}, {BatchBubble, bytefrog.NoLine, e, 6},
-		{BatchEntry, bytefrog.NoLine, 0, 6}, {BatchExit, 9, 0, 6},
+		{batchEntry, bytefrog.NoLine, 0, 5}, {batchThrow, 7, e, 5}, {batchBubble, bytefrog.NoLine, e, 6},
+		{batchEntry, bytefrog.NoLine, 0, 6}, {batchExit, 9, 0, 6},
 	}
-	for i, r := 0, b; i < len(want); i, r = i+1, r[BatchHeaderSize:] {
+	for i, r := 0, b; i < len(want); i, r = i+1, r[batchHeaderSize:] {
 		got := want[i]
 		got.kind, got.line = r[0], binary.LittleEndian.Uint16(r[2:])
 		got.exc = int32(binary.LittleEndian.Uint32(r[8:]))
@@ -56,17 +57,17 @@ func TestAppendProbeBatch(t *testing.T) {
 			t.Errorf("record %d: %+v method %d; want %+v method %d", i, got, binary.LittleEndian.Uint32(r[4:]), want[i], m)
 		}
 	}
-	if b, err := AppendProbeBatch(nil, []int64{int64(m)<<8 | ProbeThrown}); !errors.Is(err, ErrBadProbe) || len(b) != 0 {
-		t.Errorf("exception word without its type: %d bytes, err %v; want none and ErrBadProbe", len(b), err)
+	if b, err := appendProbeBatch(nil, []int64{int64(m)<<8 | host.ProbeThrown}); !errors.Is(err, host.ErrBadProbe) || len(b) != 0 {
+		t.Errorf("exception word without its type: %d bytes, err %v; want none and host.ErrBadProbe", len(b), err)
 	}
-	for _, bad := range [][]int64{{int64(m)<<8 | 9}, {1 << 38}, {int64(m)<<8 | ProbeBubble, 1 << 30}} {
+	for _, bad := range [][]int64{{int64(m)<<8 | 9}, {1 << 38}, {int64(m)<<8 | host.ProbeBubble, 1 << 30}} {
 		// A bad word is left out; the entry after it is kept.
-		b, err := AppendProbeBatch(nil, append(bad, int64(m)<<8|ProbeEntry))
-		if !errors.Is(err, ErrBadProbe) || !errors.Is(err, ErrBadBatch) || len(b) != BatchHeaderSize || b[0] != BatchEntry {
-			t.Errorf("%x: %d bytes, err %v; want the entry and ErrBadProbe", bad, len(b), err)
+		b, err := appendProbeBatch(nil, append(bad, int64(m)<<8|host.ProbeEntry))
+		if !errors.Is(err, host.ErrBadProbe) || !errors.Is(err, host.ErrBadBatch) || len(b) != batchHeaderSize || b[0] != batchEntry {
+			t.Errorf("%x: %d bytes, err %v; want the entry and host.ErrBadProbe", bad, len(b), err)
 		}
 	}
-	if n, err := SubmitProbes(1, w); n != 0 || err != nil {
+	if n, err := host.SubmitProbes(1, w); n != 0 || err != nil {
 		t.Errorf("no session: SubmitProbes = %d, %v; want 0, nil", n, err)
 	}
 }
@@ -81,17 +82,17 @@ func FuzzAppendProbeBatch(f *testing.F) {
 		return b
 	}
 	f.Add(seed(probeWords(m, 3, 4)))
-	f.Add(seed([]int64{int64(m)<<8 | ProbeThrown, 1}))
+	f.Add(seed([]int64{int64(m)<<8 | host.ProbeThrown, 1}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := make([]int64, len(data)/8)
 		for i := range w {
 			w[i] = int64(binary.LittleEndian.Uint64(data[8*i:]))
 		}
-		b, err := AppendProbeBatch(nil, w)
+		b, err := appendProbeBatch(nil, w)
 		if err != nil {
 			return
 		}
-		if len(b)%BatchHeaderSize != 0 || len(b) > len(w)*BatchHeaderSize {
+		if len(b)%batchHeaderSize != 0 || len(b) > len(w)*batchHeaderSize {
 			t.Fatalf("%d bytes for %d words", len(b), len(w))
 		}
 	})
@@ -101,11 +102,11 @@ func FuzzAppendProbeBatch(f *testing.F) {
 // buffer (8192 words: 4095 calls and a time word) into batch records.
 func BenchmarkAppendProbeBatch(b *testing.B) {
 	w := probeWords(NewMethod("t/P.bench;1;()V").ID(), 100, 4095)
-	buf := make([]byte, 0, len(w)*BatchHeaderSize)
+	buf := make([]byte, 0, len(w)*batchHeaderSize)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		buf, _ = AppendProbeBatch(buf[:0], w)
+		buf, _ = appendProbeBatch(buf[:0], w)
 	}
 	ev := float64(b.N) * float64(len(w)-1)
 	b.ReportMetric(ev/b.Elapsed().Seconds(), "events/s")
@@ -117,11 +118,11 @@ func BenchmarkAppendProbeBatch(b *testing.B) {
 // data connections that discard.
 func BenchmarkSubmitProbes(b *testing.B) {
 	sinkSession(b, 2)
-	w := probeWords(NewMethod("t/P.submit;1;()V").ID(), MonoNow()/1e6, 4095)
+	w := probeWords(NewMethod("t/P.submit;1;()V").ID(), monoNow()/1e6, 4095)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := SubmitProbes(7, w); err != nil {
+		if _, err := host.SubmitProbes(7, w); err != nil {
 			b.Fatal(err)
 		}
 	}

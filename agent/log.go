@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
 // LogLevel orders the agent's own log messages.
@@ -107,23 +109,22 @@ func (l *logger) close() {
 	}
 }
 
-// hostSeen keeps HostLog's once-per-problem promise for the whole process.
+// hostSeen keeps host.Log's once-per-problem promise for the whole process.
 var hostSeen sync.Map
 
-// HostLog writes one line for a problem that a host's glue (the JVM bridge,
-// the C library) finds outside a running agent, where the options string
-// opts — after the TADPOLE_* environment, as LoadConfig reads them — sends
-// the agent's log: nothing under log=none or a higher log_level, and one
-// line per key for the process's life. Bad options do not stop the line:
-// the settings that parse are used, the rest keep their defaults.
-func HostLog(opts string, level LogLevel, key, msg string) {
+// hostLogOptions is host.Log.
+func hostLogOptions(opts string, level host.Level, key, msg string) {
 	cfg := DefaultConfig()
 	_ = cfg.ApplyEnv(nil)
 	_ = cfg.ParseOptions(opts)
-	hostLog(cfg, level, key, msg)
+	l := LevelWarn
+	if level == host.LevelError {
+		l = LevelError
+	}
+	hostLog(cfg, l, key, msg)
 }
 
-// hostLog is HostLog with the options parsed.
+// hostLog is host.Log with the options parsed.
 func hostLog(cfg Config, level LogLevel, key, msg string) {
 	l, err := newLogger(cfg.Log, cfg.LogLevel)
 	if err != nil {

@@ -9,47 +9,18 @@ import (
 	"time"
 
 	"github.com/timandy/routine"
+
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
-// LTTngRecord is one log record bound for the LTTng sessions that enabled
-// its logger, with what the agent tracepoints of lttng-ust (lttng_jul:event
-// and its log4j and Python equivalents) carry.
-type LTTngRecord struct {
-	Logger    string
-	Level     int32 // on the scale of the process's LTTng domain
-	LevelName string
-	Message   string
-	// Source of the record when known (option lttng_source): for Go, Class
-	// is the function's package path and receiver ("example.com/shop.(*Cart)")
-	// or package ("main"), Method its name ("Add", "main.func1" for a
-	// closure), with its File and Line.
-	Class, Method, File string
-	Line                int
-	Millis              int64 // Unix time in milliseconds
-	Thread              int64 // goroutine id
-}
-
-// LTTngRecorder records log records into the LTTng sessions of the process,
-// through lttng-ust. It must never block: lttng-ust's discard and overwrite
-// modes apply. Package agent/lttngust provides one for Go programs built
-// with cgo.
-type LTTngRecorder interface {
-	Record(r LTTngRecord)
-}
-
-// LTTngLoader makes the process's LTTngRecorder from its configuration
-// (lttng_lib, lttng_domain). A nil recorder with a nil error means the host
-// records into LTTng by itself (libtadpole.so does, in C); an error is said
-// once, when a session first enables one of the process's loggers.
-type LTTngLoader func(cfg Config) (LTTngRecorder, error)
-
-// ErrNoLTTngRecorder: a Go program without a recorder cannot record into
+// errNoLTTngRecorder: a Go program without a recorder cannot record into
 // LTTng sessions; it is still listed and obeys the session daemon.
-var ErrNoLTTngRecorder = errors.New("tadpole: a Go program records into LTTng sessions only with " +
+var errNoLTTngRecorder = errors.New("tadpole: a Go program records into LTTng sessions only with " +
 	"github.com/tadpole-trace/tadpole/agent/lttngust imported (built with cgo)")
 
+// lttngRec is the process's LTTng recorder, loaded with the loader a host
+// set (host.SetLTTngLoader).
 var lttngRec struct {
-	loader   atomic.Pointer[LTTngLoader]
 	once     sync.Once
 	recorder atomic.Pointer[recorderBox]
 	source   atomic.Bool
@@ -58,22 +29,11 @@ var lttngRec struct {
 	unavailable atomic.Pointer[unavailable]
 }
 
-type recorderBox struct{ r LTTngRecorder }
+type recorderBox struct{ r host.LTTngRecorder }
 
 type unavailable struct {
 	cfg Config
 	msg string
-}
-
-// SetLTTngLoader sets how the process records into LTTng sessions; a host
-// sets it before it registers with LTTng (RegisterLTTng or Start), usually
-// in an init function.
-func SetLTTngLoader(f LTTngLoader) {
-	if f == nil {
-		lttngRec.loader.Store(nil)
-		return
-	}
-	lttngRec.loader.Store(&f)
 }
 
 // loadLTTngRecorder runs the loader once per process, when it first
@@ -83,10 +43,10 @@ func loadLTTngRecorder(cfg Config) {
 		return
 	}
 	lttngRec.once.Do(func() {
-		var r LTTngRecorder
-		err := ErrNoLTTngRecorder
-		if f := lttngRec.loader.Load(); f != nil {
-			r, err = (*f)(cfg)
+		var r host.LTTngRecorder
+		err := errNoLTTngRecorder
+		if f := host.LTTngLoaderOf(); f != nil {
+			r, err = f(host.LTTngConfig{Lib: cfg.LTTngLib, Domain: cfg.LTTngDomain, Source: cfg.LTTngSource})
 		}
 		if err != nil {
 			lttngRec.unavailable.Store(&unavailable{cfg: cfg, msg: "LTTng recording unavailable (records of " +
@@ -123,7 +83,7 @@ func (l *Logger) recordLTTng(level int32, levelName, msg string, pc uintptr) {
 	if b == nil || !l.LTTngAccept().Accepts(level) {
 		return
 	}
-	r := LTTngRecord{Logger: l.name, Level: level, LevelName: levelName, Message: msg,
+	r := host.LTTngRecord{Logger: l.name, Level: level, LevelName: levelName, Message: msg,
 		Millis: time.Now().UnixMilli(), Thread: int64(routine.Goid())}
 	if pc != 0 {
 		s := sourceOf(pc)

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"testing"
+
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
 func TestSplitFunc(t *testing.T) {
@@ -24,14 +26,14 @@ func TestSplitFunc(t *testing.T) {
 // countRecorder keeps the last record.
 type countRecorder struct {
 	n    int
-	last LTTngRecord
+	last host.LTTngRecord
 }
 
-func (c *countRecorder) Record(r LTTngRecord) { c.n++; c.last = r }
+func (c *countRecorder) Record(r host.LTTngRecord) { c.n++; c.last = r }
 
 // withRecorder makes l enabled for LTTng at every level, records going to
 // r, for the test's duration.
-func withRecorder(t testing.TB, l *Logger, r LTTngRecorder, source bool) {
+func withRecorder(t testing.TB, l *Logger, r host.LTTngRecorder, source bool) {
 	old, oldSrc := lttngRec.recorder.Load(), lttngRec.source.Load()
 	oldAcc := l.lttng.Load()
 	lttngRec.recorder.Store(&recorderBox{r})

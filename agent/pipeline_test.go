@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -57,7 +58,7 @@ func TestPipelineStopBeforeStart(t *testing.T) {
 	log, _ := newLogger("none", LevelOff)
 	c := &closeCount{}
 	p := newPipeline(pipeConfig{RingSize: 1024, Budget: 1 << 20, FlushInterval: time.Millisecond}, log,
-		[]net.Conn{c}, time.Now(), MonoNow(), nil, nil)
+		[]net.Conn{c}, time.Now(), monoNow(), nil, nil)
 	if err := p.Stop(context.Background()); err != nil {
 		t.Fatalf("Stop = %v; want nil", err)
 	}
@@ -78,7 +79,7 @@ func TestPipelineAbort(t *testing.T) {
 	log, _ := newLogger("none", LevelOff)
 	failed := make(chan error, 1)
 	p := newPipeline(pipeConfig{RingSize: 1024, Budget: 1 << 20, FlushInterval: time.Millisecond}, log,
-		[]net.Conn{discardConn{}}, time.Now(), MonoNow(), nil, func(err error) { failed <- err })
+		[]net.Conn{discardConn{}}, time.Now(), monoNow(), nil, func(err error) { failed <- err })
 	p.Start()
 	errX := errors.New("x")
 	p.abort(errX)
@@ -122,8 +123,8 @@ func TestIdleDrainWakes(t *testing.T) {
 		if round == 0 {
 			m.Enter().Exit()
 		} else {
-			b := AppendBatchRecord(nil, BatchEntry, 0, 0, m.ID(), 0, MonoNow(), "", "")
-			if _, err := SubmitBatch(1, b); err != nil {
+			b := host.AppendBatchRecord(nil, host.BatchEntry, 0, 0, m.ID(), 0, monoNow(), "", "")
+			if _, err := hostSubmitBatch(1, b); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -144,7 +145,7 @@ func TestPipelineNoLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for i := range 30 {
 		p := newPipeline(pipeConfig{RingSize: 1024, Budget: 1 << 20, FlushInterval: time.Millisecond}, log,
-			[]net.Conn{discardConn{}, discardConn{}}, time.Now(), MonoNow(), nil, nil)
+			[]net.Conn{discardConn{}, discardConn{}}, time.Now(), monoNow(), nil, nil)
 		switch i % 3 {
 		case 0:
 			p.Start()

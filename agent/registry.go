@@ -120,19 +120,3 @@ func NewExceptionType(name string) *ExceptionType {
 	h, _ := excHandles.LoadOrStore(id, &ExceptionType{id: id, name: name})
 	return h.(*ExceptionType)
 }
-
-// MethodByID returns the handle registered with id, or nil.
-func MethodByID(id int32) *Method {
-	if h, ok := methodHandles.Load(id); ok {
-		return h.(*Method)
-	}
-	return nil
-}
-
-// ExceptionTypeByID returns the handle registered with id, or nil.
-func ExceptionTypeByID(id int32) *ExceptionType {
-	if h, ok := excHandles.Load(id); ok {
-		return h.(*ExceptionType)
-	}
-	return nil
-}

@@ -430,7 +430,7 @@ func (s *session) command(m *bytefrog.Msg) error {
 	case bytefrog.MsgStart:
 		// Bytefrog timestamps count from Start: its arrival, not the end
 		// of opening the data connections, which can take a while.
-		begin, beginMono := time.Now(), MonoNow()
+		begin, beginMono := time.Now(), monoNow()
 		err := s.beginTracing(begin, beginMono)
 		s.startRes <- err
 		if err != nil {

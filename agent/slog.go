@@ -62,7 +62,7 @@ func (l *Logger) Enabled() bool {
 // FINEST 300); levelName is the host's name for it.
 //
 // Records of loggers an LTTng session enabled also go into that session,
-// through the process's LTTngRecorder (see SetLTTngLoader), with the
+// through the process's LTTng recorder (agent/lttngust for Go), with the
 // caller as their source.
 func (l *Logger) Log(level int32, levelName, msg string) {
 	if lttngWantsSource(l) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 )
 
@@ -48,9 +49,9 @@ func batch(n int) []byte {
 	var b []byte
 	for i := range n {
 		if i%3 == 2 {
-			b = agent.AppendBatchRecord(b, agent.BatchMarker, 0, 0, 0, 0, 1, "key", fmt.Sprint("value ", i))
+			b = host.AppendBatchRecord(b, host.BatchMarker, 0, 0, 0, 0, 1, "key", fmt.Sprint("value ", i))
 		} else {
-			b = agent.AppendBatchRecord(b, agent.BatchEntry, 0, 0, batchMethod.ID(), 0, 1, "", "")
+			b = host.AppendBatchRecord(b, host.BatchEntry, 0, 0, batchMethod.ID(), 0, 1, "", "")
 		}
 	}
 	return b
@@ -73,7 +74,7 @@ func TestCodeOf(t *testing.T) {
 		{ErrNotStarted, codeNotTracing},
 		{ErrTooManyLoggers, codeNoSpace},
 		{ErrBadHandle, codeBadHandle},
-		{agent.ErrBadBatch, codeInternalErr},
+		{host.ErrBadBatch, codeInternalErr},
 		{errors.New("something else"), codeInternalErr},
 	} {
 		if got := int(codeOf(c.err)); got != c.want {
@@ -87,7 +88,7 @@ func TestSubmitRejects(t *testing.T) {
 	if err := submit(1, b); err != nil {
 		t.Errorf("valid batch: %v", err)
 	}
-	if err := submit(1, b[:len(b)-3]); !errors.Is(err, agent.ErrBadBatch) {
+	if err := submit(1, b[:len(b)-3]); !errors.Is(err, host.ErrBadBatch) {
 		t.Errorf("truncated batch: got %v; want ErrBadBatch", err)
 	}
 }

@@ -1,7 +1,22 @@
 // Package capi is the C API of libtadpole.so: the functions declared in
-// include/tadpole.h, implemented in C (tadpole.c) over the Go agent core
-// (package agent). Only the c-shared main package, cmd/libtadpole, imports
-// it.
+// include/tadpole.h, implemented in C over the Go agent core (package
+// agent). Only the c-shared main package, cmd/libtadpole, and package jni
+// (the JVM agent, which records through the same C side) import it.
+//
+// # Files
+//
+// The C side is three files over one internal header, recorder.h:
+//
+//   - recorder.c, the recorder: per-thread event buffers, the full queue
+//     and its spare pool, the wake pipes of the Go drain and of early
+//     flushes, the thread registry, session generations, flushing and fork
+//     handling, and the tp_* calls of the Go side (tp.h);
+//   - api.c, the public C API: the tadpole_* functions of tadpole.h;
+//   - jvmhost.c, the JVM host's tp_j* functions (jvmhost.h) that package jni
+//     calls; jni imports capi for them and includes jvmhost.h from capi/.
+//
+// tp.h holds what the C and Go sides share (record layout, modes, the Go
+// side's calls); lttng.c records into LTTng sessions.
 //
 // # Boundary
 //
@@ -89,7 +104,7 @@
 // cached epoch stale takes the slow path: Tracing — check in (a new session
 // generation discards what an older run left in the buffer; every check-in
 // appends a thread-name record, since a suspended or new run may have lost
-// it) and record; Paused — block in agent.Gate until HQ unpauses; Suspended
+// it) and record; Paused — block in host.Gate until HQ unpauses; Suspended
 // — drop the event and return TADPOLE_OK (events buffered before the suspend
 // are handed over and dropped by the agent while it lasts); anything else
 // — TADPOLE_ENOTCONN.
@@ -125,12 +140,12 @@
 //
 // # The JVM agent's strings
 //
-// Package jni passes strings in Java's modified UTF-8. tp.h declares hidden
+// Package jni passes strings in Java's modified UTF-8. jvmhost.h declares hidden
 // variants of the string calls for it (tp_jmarker, tp_jthread_name,
 // tp_jlogger_register, tp_jlog) and its hot path (tp_jenter, tp_jbind,
 // tp_jrename, tp_jend, tp_jlog_accept, tp_jlog_reserve, tp_jlog_commit):
 // markers, log records decided in C and thread names carry
-// agent.BatchFlagMUTF8, which the agent decodes; logger names and records
+// host.BatchFlagMUTF8, which the agent decodes; logger names and records
 // that go through Logger.Log are converted with bytefrog.String first.
 //
 // # fork

@@ -10,14 +10,16 @@ import (
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // The Go entry points of the C API. Their names are private: the C
-// functions tadpole_* in tadpole.c call them, and the library's version
-// script keeps them out of its dynamic symbols. Each recovers from panics
-// into TADPOLE_EINTERNAL and writes a failure's text into the calling
-// thread's error buffer (errbuf, errlen; nil for background flushes).
+// functions tadpole_* in api.c and the recorder (recorder.c) call them,
+// and the library's version script keeps them out of its dynamic symbols.
+// Each recovers from panics into TADPOLE_EINTERNAL and writes a failure's
+// text into the calling thread's error buffer (errbuf, errlen; nil for
+// background flushes).
 
 //export tadpoleGoStart
 func tadpoleGoStart(opts *C.char, errbuf *C.char, errlen C.size_t) (rc C.int) {
@@ -99,7 +101,7 @@ func tadpoleGoLog(thread C.uint64_t, p unsafe.Pointer, n C.size_t, h C.int32_t, 
 //export tadpoleGoGate
 func tadpoleGoGate() (rc C.int) {
 	defer recovered(&rc, nil, 0)
-	if agent.Gate() {
+	if host.Gate() {
 		return 1
 	}
 	return 0

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -21,8 +22,8 @@ const (
 // The C encoder's record layout and modes must be the agent's: each pair of
 // array lengths below fails to compile unless the two constants are equal.
 var (
-	_ [C.TP_HDR - agent.BatchHeaderSize]struct{}
-	_ [agent.BatchHeaderSize - C.TP_HDR]struct{}
+	_ [C.TP_HDR - host.BatchHeaderSize]struct{}
+	_ [host.BatchHeaderSize - C.TP_HDR]struct{}
 	_ [C.TP_HDR - (C.TP_OFF_TIME + 8)]struct{}
 	_ [C.TP_OFF_TIME + 8 - C.TP_HDR]struct{}
 	_ [C.TP_OFF_LEN1 - offLen1]struct{}
@@ -32,24 +33,24 @@ var (
 	_ [C.TP_ALIGN - align]struct{}
 	_ [align - C.TP_ALIGN]struct{}
 
-	_ [C.TP_KIND_ENTRY - agent.BatchEntry]struct{}
-	_ [agent.BatchEntry - C.TP_KIND_ENTRY]struct{}
-	_ [C.TP_KIND_EXIT - agent.BatchExit]struct{}
-	_ [agent.BatchExit - C.TP_KIND_EXIT]struct{}
-	_ [C.TP_KIND_THROW - agent.BatchThrow]struct{}
-	_ [agent.BatchThrow - C.TP_KIND_THROW]struct{}
-	_ [C.TP_KIND_BUBBLE - agent.BatchBubble]struct{}
-	_ [agent.BatchBubble - C.TP_KIND_BUBBLE]struct{}
-	_ [C.TP_KIND_MARKER - agent.BatchMarker]struct{}
-	_ [agent.BatchMarker - C.TP_KIND_MARKER]struct{}
-	_ [C.TP_KIND_NAME - agent.BatchName]struct{}
-	_ [agent.BatchName - C.TP_KIND_NAME]struct{}
-	_ [C.TP_KIND_END - agent.BatchEnd]struct{}
-	_ [agent.BatchEnd - C.TP_KIND_END]struct{}
-	_ [C.TP_FLAG_THROWN - agent.BatchFlagThrown]struct{}
-	_ [agent.BatchFlagThrown - C.TP_FLAG_THROWN]struct{}
-	_ [C.TP_FLAG_MUTF8 - agent.BatchFlagMUTF8]struct{}
-	_ [agent.BatchFlagMUTF8 - C.TP_FLAG_MUTF8]struct{}
+	_ [C.TP_KIND_ENTRY - host.BatchEntry]struct{}
+	_ [host.BatchEntry - C.TP_KIND_ENTRY]struct{}
+	_ [C.TP_KIND_EXIT - host.BatchExit]struct{}
+	_ [host.BatchExit - C.TP_KIND_EXIT]struct{}
+	_ [C.TP_KIND_THROW - host.BatchThrow]struct{}
+	_ [host.BatchThrow - C.TP_KIND_THROW]struct{}
+	_ [C.TP_KIND_BUBBLE - host.BatchBubble]struct{}
+	_ [host.BatchBubble - C.TP_KIND_BUBBLE]struct{}
+	_ [C.TP_KIND_MARKER - host.BatchMarker]struct{}
+	_ [host.BatchMarker - C.TP_KIND_MARKER]struct{}
+	_ [C.TP_KIND_NAME - host.BatchName]struct{}
+	_ [host.BatchName - C.TP_KIND_NAME]struct{}
+	_ [C.TP_KIND_END - host.BatchEnd]struct{}
+	_ [host.BatchEnd - C.TP_KIND_END]struct{}
+	_ [C.TP_FLAG_THROWN - host.BatchFlagThrown]struct{}
+	_ [host.BatchFlagThrown - C.TP_FLAG_THROWN]struct{}
+	_ [C.TP_FLAG_MUTF8 - host.BatchFlagMUTF8]struct{}
+	_ [host.BatchFlagMUTF8 - C.TP_FLAG_MUTF8]struct{}
 
 	_ [C.TP_ACCEPT_NONE - agent.AcceptNone]struct{}
 	_ [agent.AcceptNone - C.TP_ACCEPT_NONE]struct{}

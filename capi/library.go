@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -82,7 +83,7 @@ var hooks struct {
 }
 
 func init() {
-	agent.AddModeHook(modeChanged)
+	host.AddModeHook(modeChanged)
 	agent.AddLoggerHook(loggerChanged)
 }
 
@@ -90,7 +91,7 @@ func modeChanged(bytefrog.Mode) {
 	hooks.mu.Lock()
 	defer hooks.mu.Unlock()
 	if hooks.running {
-		C.tp_set_mode(C.uint8_t(agent.CurrentMode()))
+		C.tp_set_mode(C.uint8_t(host.CurrentMode()))
 	}
 }
 
@@ -101,7 +102,7 @@ func publishMode(on bool) {
 	hooks.running = on
 	m := C.uint8_t(C.TP_MODE_NONE)
 	if on {
-		m = C.uint8_t(agent.CurrentMode())
+		m = C.uint8_t(host.CurrentMode())
 	}
 	C.tp_set_mode(m)
 }
@@ -136,7 +137,7 @@ func start(opts string) error {
 	}
 	cfg, err := agent.LoadConfig(opts)
 	if err != nil {
-		agent.HostLog(opts, agent.LevelError, "start:"+err.Error(), "running untraced: "+err.Error())
+		host.Log(opts, host.LevelError, "start:"+err.Error(), "running untraced: "+err.Error())
 		return err
 	}
 	setQuiet(cfg)
@@ -151,7 +152,7 @@ func start(opts string) error {
 	if err != nil {
 		a.Shutdown(context.Background())
 		err = fmt.Errorf("tadpole: the drain's pipe: %w", err)
-		agent.HostLog(opts, agent.LevelError, "start:pipe", "running untraced: "+err.Error())
+		host.Log(opts, host.LevelError, "start:pipe", "running untraced: "+err.Error())
 		return err
 	}
 	lib.agent = a
@@ -185,7 +186,7 @@ func startServices(cfg agent.Config, opts string) {
 	if cfg.J4P != "" {
 		services.j4p.Do(func() {
 			if _, err := agent.StartManagement(cfg); err != nil {
-				agent.HostLog(opts, agent.LevelWarn, "j4p:"+err.Error(), "no management endpoint: "+err.Error())
+				host.Log(opts, host.LevelWarn, "j4p:"+err.Error(), "no management endpoint: "+err.Error())
 			}
 		})
 	}
@@ -240,7 +241,7 @@ func stop() error {
 
 // end stops recording, hands every buffer over, and shuts the agent down.
 // While HQ keeps the run paused, the drain may be waiting in
-// agent.SubmitBatch for the pause to end: the agent's shutdown ends it, and
+// host.SubmitBatch for the pause to end: the agent's shutdown ends it, and
 // what the threads buffered is not handed over. lib.mu is held.
 func (l *library) end(ctx context.Context) error {
 	publishMode(false)
@@ -248,7 +249,7 @@ func (l *library) end(ctx context.Context) error {
 	C.tp_drain_quit(1)
 	l.closeWake()
 	l.timers.Wait()
-	if agent.CurrentMode() != bytefrog.ModePaused {
+	if host.CurrentMode() != bytefrog.ModePaused {
 		l.drains.Wait()
 		C.tp_flush_all(0)
 	}

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
 // LTTngLibName is the companion library libtadpole.so loads, from its own
@@ -31,7 +32,7 @@ var lttngOnce sync.Once
 // enables one of the process's loggers, and the process is listed and
 // obeys the daemon as before.
 func init() {
-	agent.SetLTTngLoader(func(cfg agent.Config) (agent.LTTngRecorder, error) { return nil, loadLTTng(cfg) })
+	host.SetLTTngLoader(func(cfg host.LTTngConfig) (host.LTTngRecorder, error) { return nil, loadLTTng(cfg) })
 }
 
 // startLTTng registers the process with the LTTng session daemon(s),
@@ -48,8 +49,8 @@ func startLTTng(cfg agent.Config) {
 }
 
 // loadLTTng dlopen()s libtadpole-lttng.so.
-func loadLTTng(cfg agent.Config) error {
-	path := cfg.LTTngLib
+func loadLTTng(cfg host.LTTngConfig) error {
+	path := cfg.Lib
 	switch path {
 	case "none":
 		return ErrLTTngOff
@@ -60,13 +61,13 @@ func loadLTTng(cfg agent.Config) error {
 		}
 		path = filepath.Join(filepath.Dir(C.GoString(&buf[0])), LTTngLibName)
 	}
-	if !cfg.LTTngSource {
+	if !cfg.Source {
 		C.tp_lttng_set_source(0)
 	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var msg [512]C.char
-	if C.tp_lttng_open(cpath, lttngDomains[cfg.LTTngDomain], &msg[0], C.size_t(len(msg))) != 0 {
+	if C.tp_lttng_open(cpath, lttngDomains[cfg.Domain], &msg[0], C.size_t(len(msg))) != 0 {
 		return &LTTngLoadError{Path: path, Reason: C.GoString(&msg[0])}
 	}
 	return nil

@@ -41,14 +41,14 @@
 //
 // # Hot path
 //
-// The natives call capi's internal functions (capi/tp.h, hidden from the
+// The natives call capi's internal functions (capi/jvmhost.h, hidden from the
 // library's dynamic symbols), which encode events into the calling
 // thread's C buffer (one initial-exec __thread pointer). A full buffer
 // goes on a queue in C, and the thread goes on in a spare one: the Java
 // thread never calls into Go for it. One Go goroutine hands the queued
 // buffers to the agent, one crossing per buffer, never per event. Strings
 // stay in Java's modified UTF-8 (GetStringUTFRegion), flagged
-// agent.BatchFlagMUTF8 and converted by the agent, so U+0000 (C0 80) and
+// host.BatchFlagMUTF8 and converted by the agent, so U+0000 (C0 80) and
 // supplementary characters (surrogate pairs) reach HQ intact. Every Go
 // export of this package recovers from panics.
 //
@@ -140,7 +140,7 @@
 //
 // Probes append one long per event to the thread's Java buffer; a full
 // buffer crosses JNI once (flush0) and reaches the agent as one host batch
-// (agent.SubmitProbes). ThreadEnd flushes the ending thread's buffer before
+// (host.SubmitProbes). ThreadEnd flushes the ending thread's buffer before
 // its BatchEnd record, VMDeath every registered buffer before tadpole_stop;
 // the thread's C API buffer (its name) is handed over first. With
 // jul_order=on a JUL record (log0) first hands the thread's probe events
@@ -154,7 +154,7 @@
 //
 // With j4p= the endpoint (agent.StartManagement) also serves the JVM's
 // platform MBean server: j4p.go plugs an MBean server into it
-// (agent.SetPlatformMBeans) whose operations each make one call of the
+// (host.SetPlatformMBeans) whose operations each make one call of the
 // embedded io.tadpole.J4P (java/, defined with the other helpers), request
 // and answer encoded by package j4pwire. The calls run on C threads of
 // j4p.c attached to the JVM as daemon threads "tadpole-j4p-<n>" (at most

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/jni/j4pwire"
 	"github.com/tadpole-trace/tadpole/transport/j4p"
 )
@@ -64,7 +64,7 @@ type jcall struct {
 func newPlatform() *platform { return &platform{pending: make(map[uintptr]*jcall)} }
 
 // registerPlatform plugs the JVM's MBeans into the management endpoint.
-func registerPlatform() { agent.SetPlatformMBeans(newPlatform()) }
+func registerPlatform() { host.SetPlatformMBeans(newPlatform()) }
 
 // start opens the completion pipe and starts its reader, once.
 func (p *platform) start() error {

@@ -1,12 +1,8 @@
 package jni
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../capi -fvisibility=hidden -Wall
-#cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-amd64/include -I/usr/lib/jvm/java-17-openjdk-amd64/include/linux
-#cgo CFLAGS: -I/usr/lib/jvm/java-17-openjdk-arm64/include -I/usr/lib/jvm/java-17-openjdk-arm64/include/linux
-#cgo CFLAGS: -I/usr/lib/jvm/default-java/include -I/usr/lib/jvm/default-java/include/linux
 #include <stdlib.h>
-#include "tp.h"
+#include "jvmhost.h"
 #include "tpj.h"
 */
 import "C"
@@ -18,7 +14,7 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
 // classes are the helper classes, compiled by ./build.sh lib with
@@ -74,12 +70,12 @@ func tpjGoLog(opts *C.char, isError C.int, msg *C.char) {
 	if opts != nil {
 		o = C.GoString(opts)
 	}
-	level := agent.LevelWarn
+	level := host.LevelWarn
 	if isError != 0 {
-		level = agent.LevelError
+		level = host.LevelError
 	}
 	m := C.GoString(msg)
-	agent.HostLog(o, level, "jvm:"+m, m)
+	host.Log(o, level, "jvm:"+m, m)
 }
 
 //export tpjGoSelfTest

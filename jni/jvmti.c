@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp.h"
+#include "jvmhost.h"
 #include "tpj4p.h"
 #include "tpjc.h"
 #include "tpjp.h" /* method tracing (probe.c) */

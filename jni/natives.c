@@ -1,6 +1,6 @@
 /*
  * natives.c: the native methods of io.tadpole.Tadpole, bound with
- * RegisterNatives. They call capi's internal tp_j* functions (capi/tp.h),
+ * RegisterNatives. They call capi's internal tp_j* functions (capi/jvmhost.h),
  * which encode events into the calling thread's C buffer: no Go crossing
  * per event. Strings stay in Java's modified UTF-8 (GetStringUTFRegion),
  * flagged as such, so U+0000 and supplementary characters arrive intact.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp.h"
+#include "jvmhost.h"
 #include "tpjc.h"
 #include "tpjp.h"
 #include "_cgo_export.h"

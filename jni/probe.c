@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp.h"
+#include "jvmhost.h"
 #include "tpjc.h"
 #include "tpjp.h"
 #include "_cgo_export.h"

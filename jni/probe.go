@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/jvm/instrument"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -128,7 +129,7 @@ func tpjGoProbeOptions(opts *C.char) (rest *C.char) {
 	env, _ := os.LookupEnv("TADPOLE_TRACE")
 	r, pol, err := splitProbeOptions(s, env)
 	if err != nil {
-		agent.HostLog(r, agent.LevelWarn, "jvm:trace", "jvm: "+err.Error())
+		host.Log(r, host.LevelWarn, "jvm:trace", "jvm: "+err.Error())
 	}
 	policy.Store(pol)
 	setSites(r)
@@ -341,7 +342,7 @@ func sameStrings(a, b []string) bool {
 // currentHQFilters returns the compiled filters of the active run (nil
 // when none or empty). A regex Go cannot compile is left out.
 func currentHQFilters() *hqFilters {
-	excl, incl, ok := agent.ClassFilters()
+	excl, incl, ok := host.ClassFilters()
 	if !ok || len(excl)+len(incl) == 0 {
 		return nil
 	}
@@ -358,7 +359,7 @@ func currentHQFilters() *hqFilters {
 			if re, err := regexp.Compile(`^(?:` + s + `)`); err == nil {
 				out = append(out, re)
 			} else {
-				agent.HostLog("", agent.LevelWarn, "jvm:hqre:"+s, fmt.Sprintf("jvm: HQ class pattern %q ignored: %v", s, err))
+				host.Log("", host.LevelWarn, "jvm:hqre:"+s, fmt.Sprintf("jvm: HQ class pattern %q ignored: %v", s, err))
 			}
 		}
 		return out
@@ -494,7 +495,7 @@ func tpjGoProbeFlush(tid C.int64_t, p *C.int64_t, n C.int) {
 		return
 	}
 	ev := unsafe.Slice((*int64)(unsafe.Pointer(p)), int(n))
-	agent.SubmitProbes(uint64(tid), ev)
+	host.SubmitProbes(uint64(tid), ev)
 }
 
 // tpjGoExcType registers an exception class name (Class.getName) and
@@ -551,7 +552,7 @@ var pendingReports struct {
 // report sends a class report to HQ, or keeps it for the next run when
 // none is on.
 func report(kind bytefrog.MsgType, name string) {
-	if agent.ReportClass(kind, name) {
+	if host.ReportClass(kind, name) {
 		return
 	}
 	pendingReports.Lock()
@@ -571,8 +572,8 @@ func sendPending() {
 	for i, r := range list {
 		sent := false
 		for try := 0; try < 100 && !sent; try++ {
-			if sent = agent.ReportClass(r.kind, r.name); !sent {
-				if _, _, on := agent.ClassFilters(); !on {
+			if sent = host.ReportClass(r.kind, r.name); !sent {
+				if _, _, on := host.ClassFilters(); !on {
 					break
 				}
 				time.Sleep(time.Millisecond)
@@ -593,7 +594,7 @@ var appliedFilters atomic.Value
 
 func init() {
 	appliedFilters.Store("")
-	agent.AddModeHook(func(m bytefrog.Mode) {
+	host.AddModeHook(func(m bytefrog.Mode) {
 		if m != bytefrog.ModeTracing {
 			return
 		}
@@ -603,7 +604,7 @@ func init() {
 		if pending {
 			go sendPending()
 		}
-		excl, incl, _ := agent.ClassFilters()
+		excl, incl, _ := host.ClassFilters()
 		key := strings.Join(excl, "\x00") + "\x01" + strings.Join(incl, "\x00")
 		if len(excl)+len(incl) == 0 {
 			key = ""

@@ -1,10 +1,6 @@
 package jni
 
-import (
-	"testing"
-
-	_ "github.com/tadpole-trace/tadpole/capi" // the C API the bridge's C code links with
-)
+import "testing"
 
 func TestSplitProbeOptions(t *testing.T) {
 	rest, p, err := splitProbeOptions("hq=127.0.0.1:1,trace=com/acme/**,!com/acme/gen/**, com.other.*,log=none", "x/**")

@@ -71,7 +71,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
 // LibName is the companion library the package loads.
@@ -86,12 +86,12 @@ func (e *LoadError) Error() string { return "lttngust: loading " + e.Path + ": "
 
 var domains = map[string]C.int{"jul": 3, "log4j": 4, "python": 5}
 
-func init() { agent.SetLTTngLoader(load) }
+func init() { host.SetLTTngLoader(load) }
 
-// load opens the companion named by cfg.LTTngLib, or found next to the
+// load opens the companion named by cfg.Lib (option lttng_lib), or found next to the
 // executable, or by the dynamic loader's search path.
-func load(cfg agent.Config) (agent.LTTngRecorder, error) {
-	path := cfg.LTTngLib
+func load(cfg host.LTTngConfig) (host.LTTngRecorder, error) {
+	path := cfg.Lib
 	if path == "" {
 		path = LibName
 		if exe, err := os.Executable(); err == nil {
@@ -106,7 +106,7 @@ func load(cfg agent.Config) (agent.LTTngRecorder, error) {
 	if C.lt_open(cpath, &msg[0], C.size_t(len(msg))) != 0 {
 		return nil, &LoadError{Path: path, Reason: C.GoString(&msg[0])}
 	}
-	return &recorder{domain: domains[cfg.LTTngDomain]}, nil
+	return &recorder{domain: domains[cfg.Domain]}, nil
 }
 
 func fileExists(p string) bool {
@@ -118,10 +118,10 @@ type recorder struct{ domain C.int }
 
 var bufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// Record implements agent.LTTngRecorder: one cgo call, into lttng-ust's
+// Record implements host.LTTngRecorder: one cgo call, into lttng-ust's
 // tracepoint, which records into every session that enabled the event
 // and applies the session's filter.
-func (x *recorder) Record(r agent.LTTngRecord) {
+func (x *recorder) Record(r host.LTTngRecord) {
 	bp := bufs.Get().(*[]byte)
 	b := (*bp)[:0]
 	str := func(s string) C.int {

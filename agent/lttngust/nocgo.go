@@ -5,12 +5,12 @@ package lttngust
 import (
 	"errors"
 
-	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
 // ErrNoCgo: the program was built without cgo, so lttng-ust is out of reach.
 var ErrNoCgo = errors.New("lttngust: built without cgo (CGO_ENABLED=0): no LTTng recording")
 
 func init() {
-	agent.SetLTTngLoader(func(agent.Config) (agent.LTTngRecorder, error) { return nil, ErrNoCgo })
+	host.SetLTTngLoader(func(host.LTTngConfig) (host.LTTngRecorder, error) { return nil, ErrNoCgo })
 }

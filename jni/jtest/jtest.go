@@ -2,6 +2,7 @@ package jtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -85,7 +86,9 @@ func build() (*Env, error) {
 	}
 	for _, c := range steps {
 		c.Dir = root
-		c.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS=-O2")
+		// CGO_CFLAGS as given (./build.sh test puts its JDK's include
+		// directories there, see jni/cflags.go), else -O2.
+		c.Env = append(os.Environ(), "CGO_ENABLED=1", "CGO_CFLAGS="+cmp.Or(os.Getenv("CGO_CFLAGS"), "-O2"))
 		if out, err := c.CombinedOutput(); err != nil {
 			os.RemoveAll(dir)
 			return nil, fmt.Errorf("%v: %v\n%s", c.Args, err, out)
