@@ -41,6 +41,7 @@ type Run struct {
 	tw        *traceWriter
 
 	in          chan unit     // to the core
+	sentIn      chan unit     // HQ's own messages to the agent: the core takes them before in
 	ctlReadDone chan struct{} // closed when the control reader returns
 	ctlOut      chan []byte   // to the control writer
 	quit        chan struct{} // closed when the core is done: every goroutine stops
@@ -205,6 +206,20 @@ func (r *Run) send(u unit) bool {
 	}
 }
 
+// sendOut queues a message for the agent (configuration, commands) unless
+// the run is over. The core takes these before the units received, so a
+// command leaves when the core has finished its current unit, not after
+// the data queued before it: a busy HQ still pauses and resumes on time.
+// The mode windows stay right: they are checked by time, not by order.
+func (r *Run) sendOut(u unit) bool {
+	select {
+	case r.sentIn <- u:
+		return true
+	case <-r.quit:
+		return false
+	}
+}
+
 // command validates and queues a lifecycle command.
 func (r *Run) command(t bytefrog.MsgType) error {
 	r.cmdMu.Lock()
@@ -221,7 +236,7 @@ func (r *Run) commandLocked(t bytefrog.MsgType) error {
 	if err != nil {
 		return err
 	}
-	if !r.send(unit{kind: RecordSent, t: r.now(), raw: bytefrog.AppendCommand(nil, t)}) {
+	if !r.sendOut(unit{kind: RecordSent, t: r.now(), raw: bytefrog.AppendCommand(nil, t)}) {
 		return fmt.Errorf("%w: run %d", ErrRunEnded, r.id)
 	}
 	return nil
@@ -315,13 +330,21 @@ func (r *Run) loop(c *core) {
 	defer r.srv.wg.Done()
 	nsent := 0 // commands copied to r.commands
 	for {
+		var u unit
 		select {
-		case u := <-r.in:
+		case u = <-r.sentIn:
+		default:
+			select {
+			case u = <-r.sentIn:
+			case u = <-r.in:
+			case <-r.abort:
+				c.fail(r.abortReason)
+			}
+		}
+		if u.kind != 0 {
 			c.handle(&u)
 			r.events.Store(c.st.sequenced)
 			r.bytes.Store(c.rep.Bytes)
-		case <-r.abort:
-			c.fail(r.abortReason)
 		}
 		if n := len(c.rep.Commands); n != nsent {
 			r.mu.Lock()
