@@ -1,0 +1,381 @@
+package bytefrog
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNotData: a message that is not a data message of the view's dialect
+// (a control message, or a protocol version 3 message under an earlier
+// version).
+var ErrNotData = errors.New("bytefrog: not a data message")
+
+// ViewError is an error of an EventView: the offset in its buffer of the
+// message that stopped it, and the cause, which wraps a sentinel.
+type ViewError struct {
+	Offset int
+	Type   MsgType
+	Err    error
+}
+
+func (e *ViewError) Error() string {
+	return fmt.Sprintf("bytefrog: at offset %d: %v", e.Offset, e.Err)
+}
+
+func (e *ViewError) Unwrap() error { return e.Err }
+
+// View message kinds: how a type is framed.
+const (
+	viewNone   uint8 = iota // not a data message
+	viewFixed               // fixed size, no string
+	viewUTF1                // one string at a fixed offset
+	viewMarker              // two strings
+)
+
+// viewTables holds the framing of each type byte for one dialect.
+type viewTables struct {
+	kind   [256]uint8
+	size   [256]uint8 // fixed kinds: the message size; viewUTF1: the string's offset
+	what   [256]string
+	flavor Flavor
+	// Field offsets by type; 0: the type has no such field.
+	seq, time, method, tid, exc, line, sl [256]uint8
+}
+
+// viewFor returns the shared tables of the dialect's data messages.
+func viewFor(d Dialect) *viewTables {
+	v3 := d.Version >= Version3
+	i := 0
+	if v3 {
+		i = 1
+	}
+	if d.Flavor == FlavorCodePulse {
+		i += 2
+	}
+	return &viewTablesAll[i]
+}
+
+var viewTablesAll = func() (t [4]viewTables) {
+	for i := range t {
+		v := &t[i]
+		v.flavor = FlavorBytefrog
+		if i >= 2 {
+			v.flavor = FlavorCodePulse
+		}
+		fixed := func(m MsgType, n int) { v.kind[m], v.size[m] = viewFixed, uint8(n) }
+		utf := func(m MsgType, off int, what string) { v.kind[m], v.size[m], v.what[m] = viewUTF1, uint8(off), what }
+		fixed(MsgMethodEntry, MethodEntrySize)
+		if v.flavor == FlavorCodePulse {
+			fixed(MsgMethodExit, MethodExitCodePulseSize)
+		} else {
+			fixed(MsgMethodExit, MethodExitSize)
+		}
+		fixed(MsgException, ExceptionSize)
+		fixed(MsgExceptionBubble, ExceptionBubbleSize)
+		fixed(MsgDataBreak, DataBreakSize)
+		v.kind[MsgMarker] = viewMarker
+		utf(MsgMapThreadName, offTNName, "name")
+		utf(MsgMapMethodSignature, offIDText, "signature")
+		utf(MsgMapException, offIDText, "class name")
+		utf(MsgError, offString, "message")
+		if i%2 == 1 { // "v3+ (13–15)"
+			fixed(MsgMapSourceLocation, MapSourceLocationSize)
+			fixed(MsgMethodVisit, MethodVisitSize)
+			fixed(MsgSourceLocationCount, SourceLocationCountSize)
+		}
+		for _, m := range []MsgType{MsgMethodEntry, MsgMethodExit, MsgException, MsgExceptionBubble, MsgMethodVisit} {
+			v.seq[m], v.time[m], v.method[m] = offField2, offField1, offField3
+		}
+		v.seq[MsgMarker], v.time[MsgMarker] = offField2, offField1
+		v.seq[MsgDataBreak] = offField1
+		v.time[MsgMapThreadName] = offTNTime
+		v.method[MsgMapMethodSignature], v.method[MsgSourceLocationCount] = offField1, offField1
+		v.method[MsgMapSourceLocation] = offField2
+		v.tid[MsgMethodEntry], v.tid[MsgException] = offField4, offField6
+		v.tid[MsgExceptionBubble], v.tid[MsgMethodVisit], v.tid[MsgMapThreadName] = offField5, offField5, offTID
+		v.tid[MsgMethodExit], v.line[MsgMethodExit] = offExit2, offField4
+		if v.flavor == FlavorCodePulse {
+			v.tid[MsgMethodExit], v.line[MsgMethodExit] = offExitCP, 0
+		}
+		v.line[MsgException] = offField5
+		v.exc[MsgException], v.exc[MsgExceptionBubble], v.exc[MsgMapException] = offField4, offField4, offField1
+		v.sl[MsgMethodVisit], v.sl[MsgMapSourceLocation] = offField4, offField1
+	}
+	return t
+}()
+
+// DataMsg reports whether a message of type t is one an EventView in
+// dialect d reads: method events, markers, the mappings and Error that a
+// data connection carries, and DataBreak.
+func (d Dialect) DataMsg(t MsgType) bool { return viewFor(d).kind[t] != viewNone }
+
+// An EventView reads the data messages of a buffer in place: method
+// entries, exits, exceptions and bubbles, method visits, markers, the
+// mappings (thread names, method signatures, exception names, source
+// locations), Error and DataBreak, in either MethodExit flavour. Next
+// frames one message at a time and checks its strings; the accessors read
+// the current message's fields where they lie. Nothing is allocated or
+// copied: the slices it returns alias the buffer.
+//
+// A string is at most MaxStringLen bytes by its u16 length prefix, so a
+// message is never longer than a Marker with two full strings. A view is
+// not safe for concurrent use.
+type EventView struct {
+	t    *viewTables
+	buf  []byte
+	off  int // start of the current message
+	next int // start of the next one
+	typ  MsgType
+	cur  []byte // the current message
+	key  int    // Marker: the end of its key
+	err  error
+}
+
+// NewEventView returns a view of the data messages of b in dialect d:
+// d.Flavor is the MethodExit layout, d.Version ≥ 3 admits ids 13–15.
+func NewEventView(b []byte, d Dialect) *EventView {
+	v := &EventView{}
+	v.Init(b, d)
+	return v
+}
+
+// Init makes v read b in dialect d from its start, as NewEventView.
+func (v *EventView) Init(b []byte, d Dialect) {
+	*v = EventView{t: viewFor(d), buf: b}
+}
+
+// Reset makes v read b from its start, keeping the dialect.
+func (v *EventView) Reset(b []byte) {
+	v.buf, v.off, v.next, v.typ, v.cur, v.err = b, 0, 0, 0, nil, nil
+}
+
+// Next moves to the next message and reports whether there is one. It
+// returns false at the end of the buffer, before a message the buffer holds
+// only the start of (see Rest), and at a message it refuses (see Err),
+// after which it stays stopped.
+func (v *EventView) Next() bool {
+	off := v.next
+	v.off = off
+	b := v.buf
+	if off >= len(b) || v.err != nil {
+		return false
+	}
+	t := b[off]
+	if v.t.kind[t] == viewFixed {
+		n := int(v.t.size[t])
+		if len(b)-off < n {
+			return false
+		}
+		v.typ, v.next, v.cur = MsgType(t), off+n, b[off:off+n:off+n]
+		return true
+	}
+	return v.nextVar(t)
+}
+
+// nextVar frames a message with strings, or refuses the type.
+func (v *EventView) nextVar(t byte) bool {
+	b := v.buf[v.off:]
+	switch v.t.kind[t] {
+	case viewUTF1:
+		end, ok := utfEnd(b, int(v.t.size[t]))
+		if !ok {
+			return false
+		}
+		if err := checkUTF(b, b[int(v.t.size[t])+u16Size:end], v.t.what[t]); err != nil {
+			return v.fail(t, err)
+		}
+		v.typ, v.next, v.cur = MsgType(t), v.off+end, b[:end:end]
+		return true
+	case viewMarker:
+		keyEnd, ok := utfEnd(b, offMarker)
+		if !ok {
+			return false
+		}
+		end, ok := utfEnd(b, keyEnd)
+		if !ok {
+			return false
+		}
+		if err := checkUTF(b, b[offMarker+u16Size:keyEnd], "key"); err != nil {
+			return v.fail(t, err)
+		}
+		if err := checkUTF(b, b[keyEnd+u16Size:end], "value"); err != nil {
+			return v.fail(t, err)
+		}
+		v.typ, v.next, v.key, v.cur = MsgMarker, v.off+end, keyEnd, b[:end:end]
+		return true
+	}
+	var err error = &UnknownTypeError{Type: t}
+	if int(t) < len(msgNames) && msgNames[t] != "" {
+		err = fmt.Errorf("%w: %v", ErrNotData, MsgType(t))
+	}
+	return v.fail(t, err)
+}
+
+func (v *EventView) fail(t byte, err error) bool {
+	v.err = &ViewError{Offset: v.off, Type: MsgType(t), Err: err}
+	return false
+}
+
+// Err returns the error that stopped the view, a *ViewError wrapping
+// ErrUnknownType, ErrNotData or ErrInvalidUTF; nil when it stopped at the
+// end of its buffer or before an incomplete message.
+func (v *EventView) Err() error { return v.err }
+
+// Rest returns the bytes after the last message read; once Next has
+// returned false without an error, they are the start of a message the
+// buffer does not hold all of (empty at a clean end).
+func (v *EventView) Rest() []byte { return v.buf[v.next:] }
+
+// Offset returns the offset of the current message in the buffer, or,
+// once Next has returned false, of the first byte not read.
+func (v *EventView) Offset() int { return v.off }
+
+// Type returns the current message's type.
+func (v *EventView) Type() MsgType { return v.typ }
+
+// Raw returns the current message as it is on the wire.
+func (v *EventView) Raw() []byte { return v.cur }
+
+// at returns the current message.
+func (v *EventView) at() []byte { return v.cur }
+
+// Sequenced reports whether the current message takes part in the
+// sequence (method events, visits and markers).
+func (v *EventView) Sequenced() bool { return v.typ.Sequenced() }
+
+// Seq returns the sequence number of a sequenced message, the next number
+// of a DataBreak, else 0.
+func (v *EventView) Seq() int32 { return v.i32(v.t.seq[v.typ]) }
+
+// RelTime returns the ms since the trace start of an event, a marker or a
+// thread name mapping, else 0.
+func (v *EventView) RelTime() int32 { return v.i32(v.t.time[v.typ]) }
+
+// MethodID returns the method id of an event, a signature mapping, a source
+// location or its count, else 0.
+func (v *EventView) MethodID() int32 { return v.i32(v.t.method[v.typ]) }
+
+// ThreadID returns the thread id of an event or a thread name mapping,
+// else 0.
+func (v *EventView) ThreadID() uint16 {
+	if o := int(v.t.tid[v.typ]); o != 0 {
+		return get16(v.cur[o:])
+	}
+	return 0
+}
+
+// Line returns the line of a MethodExit (Bytefrog flavour) or an Exception;
+// NoLine for other messages.
+func (v *EventView) Line() uint16 {
+	if o := int(v.t.line[v.typ]); o != 0 {
+		return get16(v.cur[o:])
+	}
+	return NoLine
+}
+
+// i32 reads the i32 at offset o of the current message; 0 when o is 0.
+func (v *EventView) i32(o uint8) int32 {
+	if o != 0 {
+		return get32(v.cur[o:])
+	}
+	return 0
+}
+
+// ExceptionThrown returns the flag of a Code Pulse MethodExit: any non-zero
+// byte is true.
+func (v *EventView) ExceptionThrown() bool {
+	return v.typ == MsgMethodExit && v.t.flavor == FlavorCodePulse && v.cur[offField4] != 0
+}
+
+// ExceptionID returns the exception id of an Exception, an ExceptionBubble
+// or an exception mapping, else 0.
+func (v *EventView) ExceptionID() int32 { return v.i32(v.t.exc[v.typ]) }
+
+// SourceLocationID returns the source location id of a MethodVisit or a
+// MapSourceLocation, else 0.
+func (v *EventView) SourceLocationID() int32 { return v.i32(v.t.sl[v.typ]) }
+
+// Text returns the string of a mapping or an Error, or a marker's key, as
+// sent (checked modified UTF-8); nil for other messages.
+func (v *EventView) Text() []byte {
+	b := v.at()
+	switch k := v.t.kind[v.typ]; {
+	case v.typ == MsgMarker:
+		return b[offMarker+u16Size : v.key : v.key]
+	case k == viewUTF1:
+		return b[int(v.t.size[v.typ])+u16Size:]
+	}
+	return nil
+}
+
+// Value returns a marker's value; nil for other messages.
+func (v *EventView) Value() []byte {
+	if v.typ != MsgMarker {
+		return nil
+	}
+	b := v.at()
+	return b[v.key+u16Size:]
+}
+
+// Msg sets m.Type, m.Raw and the fields of the current message's type, as
+// Dialect.Parse does, and leaves the other fields alone.
+func (v *EventView) Msg(m *Msg) {
+	b := v.at()
+	m.Type, m.Raw = v.typ, v.Raw()
+	switch v.typ {
+	case MsgMethodEntry, MsgMethodExit, MsgException, MsgExceptionBubble, MsgMethodVisit:
+		m.RelTime = get32(b[offField1:])
+		m.Seq = get32(b[offField2:])
+		m.MethodID = get32(b[offField3:])
+		switch v.typ {
+		case MsgMethodEntry:
+			m.ThreadID = get16(b[offField4:])
+		case MsgMethodExit:
+			if v.t.flavor == FlavorCodePulse {
+				m.ExceptionThrown = b[offField4] != 0
+				m.ThreadID = get16(b[offExitCP:])
+			} else {
+				m.Line = get16(b[offField4:])
+				m.ThreadID = get16(b[offExit2:])
+			}
+		case MsgException:
+			m.ExceptionID = get32(b[offField4:])
+			m.Line = get16(b[offField5:])
+			m.ThreadID = get16(b[offField6:])
+		case MsgExceptionBubble:
+			m.ExceptionID = get32(b[offField4:])
+			m.ThreadID = get16(b[offField5:])
+		case MsgMethodVisit:
+			m.SourceLocationID = get32(b[offField4:])
+			m.ThreadID = get16(b[offField5:])
+		}
+	case MsgMarker:
+		m.RelTime = get32(b[offField1:])
+		m.Seq = get32(b[offField2:])
+		m.Text, m.Value = v.Text(), v.Value()
+	case MsgDataBreak:
+		m.Seq = get32(b[offField1:])
+	case MsgMapThreadName:
+		m.ThreadID = get16(b[offTID:])
+		m.RelTime = get32(b[offTNTime:])
+		m.Text = v.Text()
+	case MsgMapMethodSignature:
+		m.MethodID = get32(b[offField1:])
+		m.Text = v.Text()
+	case MsgMapException:
+		m.ExceptionID = get32(b[offField1:])
+		m.Text = v.Text()
+	case MsgError:
+		m.Text = v.Text()
+	case MsgMapSourceLocation:
+		m.SourceLocationID = get32(b[offField1:])
+		m.MethodID = get32(b[offField2:])
+		m.StartLine = get32(b[offField3:])
+		m.EndLine = get32(b[offField4:])
+		m.StartChar = int16(get16(b[offField5:]))
+		m.EndChar = int16(get16(b[offField6:]))
+	case MsgSourceLocationCount:
+		m.MethodID = get32(b[offField1:])
+		m.Count = get32(b[offField2:])
+	}
+}
