@@ -53,6 +53,7 @@ type core struct {
 	rec   func(*unit) // records a unit; nil when no trace is written
 
 	m    bytefrog.Msg
+	v    bytefrog.EventView // reads released events and routed messages
 	st   stats
 	rep  Report
 	disc discipline
@@ -81,6 +82,7 @@ func newCore(cc coreConfig, procs []Processor, live hooks) *core {
 	c.st.maxMappingBytes = cc.maxMappingBytes
 	c.st.checkThreads = cc.dialect.Flavor == bytefrog.FlavorBytefrog
 	c.reorder.c = c
+	c.v.Init(nil, cc.dialect)
 	return c
 }
 
@@ -356,10 +358,11 @@ func (c *core) data(u *unit) {
 // route handles an unsequenced data message on arrival.
 func (c *core) route(conn uint16, raw []byte) {
 	m := &c.m
-	if _, err := c.cc.dialect.Parse(m, raw); err != nil {
-		c.fail(fmt.Sprintf("data connection %d: %v", conn, err))
+	if !c.v.Revisit(raw) { // cannot happen: the parser framed it
+		c.fail(fmt.Sprintf("data connection %d: %v message does not parse again", conn, bytefrog.MsgType(raw[0])))
 		return
 	}
+	c.v.Msg(m)
 	if m.Type == bytefrog.MsgError {
 		c.st.counts[m.Type]++
 		c.fail(fmt.Sprintf("agent error on data connection %d: %s", conn, bytefrog.String(m.Text)))
@@ -377,12 +380,11 @@ func (c *core) route(conn uint16, raw []byte) {
 // emit releases one sequenced event, which lies in s.
 func (c *core) emit(s *slab, raw []byte) {
 	m := &c.m
-	if !decodeEvent(c.cc.dialect, m, raw) {
-		if _, err := c.cc.dialect.Parse(m, raw); err != nil {
-			c.note(fmt.Sprintf("event at seq %d does not parse again: %v", c.next, err))
-			return
-		}
+	if !c.v.Revisit(raw) { // cannot happen: the parser framed it
+		c.note(fmt.Sprintf("event at seq %d does not parse again", c.next))
+		return
 	}
+	c.v.Msg(m)
 	c.st.event(m, s, c.firstUnmapped)
 	c.disc.event(m, &c.rep)
 	c.call.event(m)

@@ -172,6 +172,47 @@ func (v *EventView) Next() bool {
 	return v.nextVar(t)
 }
 
+// Revisit makes the message at the start of b the current one, b being a
+// buffer this view or another of its dialect has already read that message
+// in: it frames the message again without checking its strings, and reads
+// nothing after it. It reports false, with v stopped, when b does not start
+// with a whole data message of the dialect. A reader that indexed messages
+// with Next comes back to them with Revisit, for no more than the cost of
+// their framing.
+func (v *EventView) Revisit(b []byte) bool {
+	v.buf, v.off, v.next, v.typ, v.cur, v.err = b, 0, 0, 0, nil, nil
+	if len(b) == 0 {
+		return false
+	}
+	t := b[0]
+	var end int
+	switch v.t.kind[t] {
+	case viewFixed:
+		end = int(v.t.size[t])
+	case viewUTF1:
+		end = int(v.t.size[t]) + u16Size
+		if len(b) >= end {
+			end += int(get16(b[end-u16Size:]))
+		}
+	case viewMarker:
+		end = offMarker + u16Size
+		if len(b) >= end {
+			v.key = end + int(get16(b[offMarker:]))
+			end = v.key + u16Size
+			if len(b) >= end {
+				end += int(get16(b[v.key:]))
+			}
+		}
+	default:
+		return false
+	}
+	if len(b) < end {
+		return false
+	}
+	v.buf, v.typ, v.next, v.cur = b[:end:end], MsgType(t), end, b[:end:end]
+	return true
+}
+
 // nextVar frames a message with strings, or refuses the type.
 func (v *EventView) nextVar(t byte) bool {
 	b := v.buf[v.off:]

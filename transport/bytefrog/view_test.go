@@ -285,3 +285,36 @@ func BenchmarkEventView(b *testing.B) {
 		})
 	}
 }
+
+// TestEventViewRevisit comes back to each message the view read, in a
+// buffer that goes on after it.
+func TestEventViewRevisit(t *testing.T) {
+	for _, d := range []Dialect{{Version: Version3}, {Version: Version4, Flavor: FlavorCodePulse}} {
+		stream := viewStream(d)
+		v := NewEventView(stream, d)
+		var offs []int
+		for v.Next() {
+			offs = append(offs, v.Offset())
+		}
+		w := NewEventView(nil, d)
+		for _, off := range offs {
+			v.Reset(stream[off:])
+			v.Next()
+			if !w.Revisit(stream[off:]) {
+				t.Fatalf("Revisit at %d: false", off)
+			}
+			var want Msg
+			v.Msg(&want)
+			checkViewAgainst(t, w, &want)
+			if w.Next() {
+				t.Fatalf("Revisit at %d: Next read on", off)
+			}
+			if w.Revisit(stream[off : off+len(want.Raw)-1]) {
+				t.Fatalf("Revisit of a cut %v: true", want.Type)
+			}
+		}
+		if w.Revisit(AppendHeartbeat(nil, 'T', 1)) || w.Revisit(nil) {
+			t.Fatal("Revisit of a control message or nothing: true")
+		}
+	}
+}
