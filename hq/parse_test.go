@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/hq/hqtest"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -70,4 +71,34 @@ func TestParserMarkers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkParser measures a data connection's reader without the socket:
+// framing, checking and indexing the messages of BenchmarkReorder's
+// traffic as it arrives in reads of 64 KiB.
+func BenchmarkParser(b *testing.B) {
+	chunks, n := hqtest.Generate(hqtest.Workload{Events: 1_000_000, Methods: 300, Threads: 8, Chunk: 4096, Seed: 7})
+	var data []byte
+	for _, c := range chunks {
+		data = append(data, c...)
+	}
+	d := bytefrog.Dialect{Version: bytefrog.Version1}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p := newChunkParser(d, 1)
+		events := 0
+		for off := 0; off < len(data); off += 64 << 10 {
+			p.feed(data[off:min(off+64<<10, len(data))], func(u *unit) {
+				events += len(u.ev)
+				u.s.unref()
+			})
+		}
+		p.close()
+		if events != n || p.err != nil {
+			b.Fatalf("%d events, %v; want %d", events, p.err, n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/event")
 }

@@ -36,6 +36,7 @@ const (
 type viewTables struct {
 	kind   [256]uint8
 	size   [256]uint8 // fixed kinds: the message size; viewUTF1: the string's offset
+	fixed  [256]uint8 // fixed kinds: the message size; others 0
 	what   [256]string
 	flavor Flavor
 	// Field offsets by type; 0: the type has no such field.
@@ -62,7 +63,7 @@ var viewTablesAll = func() (t [4]viewTables) {
 		if i >= 2 {
 			v.flavor = FlavorCodePulse
 		}
-		fixed := func(m MsgType, n int) { v.kind[m], v.size[m] = viewFixed, uint8(n) }
+		fixed := func(m MsgType, n int) { v.kind[m], v.size[m], v.fixed[m] = viewFixed, uint8(n), uint8(n) }
 		utf := func(m MsgType, off int, what string) { v.kind[m], v.size[m], v.what[m] = viewUTF1, uint8(off), what }
 		fixed(MsgMethodEntry, MethodEntrySize)
 		if v.flavor == FlavorCodePulse {
@@ -161,8 +162,7 @@ func (v *EventView) Next() bool {
 		return false
 	}
 	t := b[off]
-	if v.t.kind[t] == viewFixed {
-		n := int(v.t.size[t])
+	if n := int(v.t.fixed[t]); n != 0 {
 		if len(b)-off < n {
 			return false
 		}
@@ -180,6 +180,18 @@ func (v *EventView) Next() bool {
 // with Next comes back to them with Revisit, for no more than the cost of
 // their framing.
 func (v *EventView) Revisit(b []byte) bool {
+	if len(b) > 0 {
+		if n := int(v.t.fixed[b[0]]); n != 0 && len(b) >= n {
+			b = b[:n:n]
+			v.buf, v.off, v.next, v.typ, v.cur, v.err = b, 0, n, MsgType(b[0]), b, nil
+			return true
+		}
+	}
+	return v.revisit(b)
+}
+
+// revisit is Revisit's path for messages with strings.
+func (v *EventView) revisit(b []byte) bool {
 	v.buf, v.off, v.next, v.typ, v.cur, v.err = b, 0, 0, 0, nil, nil
 	if len(b) == 0 {
 		return false
