@@ -217,8 +217,7 @@ func (e *colEncoder) event(b []byte, seq int32) {
 	}
 	e.order = putUvarint(e.order, uint64(slot))
 	th := &e.thr[slot-1]
-	rel := v.RelTime()
-	method := v.MethodID()
+	rel, _, method := v.Head()
 	code := byte(k)
 	top := len(th.stack) > 0 && th.stack[len(th.stack)-1] == method && k != colEntry && k != colVisit
 	if top {

@@ -52,12 +52,14 @@ type core struct {
 	live  hooks       // nil when replaying
 	rec   func(*unit) // records a unit; nil when no trace is written
 
-	m    bytefrog.Msg
-	v    bytefrog.EventView // reads released events and routed messages
-	st   stats
-	rep  Report
-	disc discipline
-	call calls // self time per method, bubble paths (calls.go)
+	m bytefrog.Msg
+	v bytefrog.EventView // reads released events and routed messages
+	// onUnmapped is c.firstUnmapped, made once rather than per event.
+	onUnmapped onUnmapped
+	st         stats
+	rep        Report
+	disc       discipline
+	call       calls // self time per method, bubble paths (calls.go)
 
 	// control connection
 	ctlBuf    []byte // bytes of an incomplete control message
@@ -83,6 +85,7 @@ func newCore(cc coreConfig, procs []Processor, live hooks) *core {
 	c.st.checkThreads = cc.dialect.Flavor == bytefrog.FlavorBytefrog
 	c.reorder.c = c
 	c.v.Init(nil, cc.dialect)
+	c.onUnmapped = c.firstUnmapped
 	return c
 }
 
@@ -358,11 +361,10 @@ func (c *core) data(u *unit) {
 // route handles an unsequenced data message on arrival.
 func (c *core) route(conn uint16, raw []byte) {
 	m := &c.m
-	if !c.v.Revisit(raw) { // cannot happen: the parser framed it
+	if !c.v.Load(m, raw) { // cannot happen: the parser framed it
 		c.fail(fmt.Sprintf("data connection %d: %v message does not parse again", conn, bytefrog.MsgType(raw[0])))
 		return
 	}
-	c.v.Msg(m)
 	if m.Type == bytefrog.MsgError {
 		c.st.counts[m.Type]++
 		c.fail(fmt.Sprintf("agent error on data connection %d: %s", conn, bytefrog.String(m.Text)))
@@ -380,12 +382,11 @@ func (c *core) route(conn uint16, raw []byte) {
 // emit releases one sequenced event, which lies in s.
 func (c *core) emit(s *slab, raw []byte) {
 	m := &c.m
-	if !c.v.Revisit(raw) { // cannot happen: the parser framed it
+	if !c.v.Load(m, raw) { // cannot happen: the parser framed it
 		c.note(fmt.Sprintf("event at seq %d does not parse again", c.next))
 		return
 	}
-	c.v.Msg(m)
-	c.st.event(m, s, c.firstUnmapped)
+	c.st.event(m, s, c.onUnmapped)
 	c.disc.event(m, &c.rep)
 	c.call.event(m)
 	for _, p := range c.procs {

@@ -127,8 +127,7 @@ type EventView struct {
 	off  int // start of the current message
 	next int // start of the next one
 	typ  MsgType
-	cur  []byte // the current message
-	key  int    // Marker: the end of its key
+	key  int // Marker: the end of its key, from the message's start
 	err  error
 }
 
@@ -147,7 +146,7 @@ func (v *EventView) Init(b []byte, d Dialect) {
 
 // Reset makes v read b from its start, keeping the dialect.
 func (v *EventView) Reset(b []byte) {
-	v.buf, v.off, v.next, v.typ, v.cur, v.err = b, 0, 0, 0, nil, nil
+	v.buf, v.off, v.next, v.typ, v.err = b, 0, 0, 0, nil
 }
 
 // Next moves to the next message and reports whether there is one. It
@@ -155,35 +154,29 @@ func (v *EventView) Reset(b []byte) {
 // only the start of (see Rest), and at a message it refuses (see Err),
 // after which it stays stopped.
 func (v *EventView) Next() bool {
-	off := v.next
-	v.off = off
-	b := v.buf
-	if off >= len(b) || v.err != nil {
-		return false
-	}
-	t := b[off]
-	if n := int(v.t.fixed[t]); n != 0 {
-		if len(b)-off < n {
-			return false
+	b, off := v.buf, v.next
+	if off < len(b) {
+		// A fixed-size data message, whole: the common case. (A view
+		// stops only at a type that has no fixed size.)
+		if n := int(v.t.fixed[b[off]]); n != 0 && n <= len(b)-off {
+			v.off, v.typ, v.next = off, MsgType(b[off]), off+n
+			return true
 		}
-		v.typ, v.next, v.cur = MsgType(t), off+n, b[off:off+n:off+n]
-		return true
 	}
-	return v.nextVar(t)
+	return v.nextVar()
 }
 
 // Revisit makes the message at the start of b the current one, b being a
 // buffer this view or another of its dialect has already read that message
-// in: it frames the message again without checking its strings, and reads
-// nothing after it. It reports false, with v stopped, when b does not start
-// with a whole data message of the dialect. A reader that indexed messages
-// with Next comes back to them with Revisit, for no more than the cost of
-// their framing.
+// in: it frames the message again without checking its strings. Next then
+// goes on with the messages after it in b. Revisit reports false, with v
+// stopped and Type 0, when b does not start with a whole data message of
+// the dialect. A reader that indexed messages with Next comes back to them
+// with Revisit, for no more than the cost of their framing.
 func (v *EventView) Revisit(b []byte) bool {
-	if len(b) > 0 {
-		if n := int(v.t.fixed[b[0]]); n != 0 && len(b) >= n {
-			b = b[:n:n]
-			v.buf, v.off, v.next, v.typ, v.cur, v.err = b, 0, n, MsgType(b[0]), b, nil
+	if len(b) > 0 && v.err == nil {
+		if n := int(v.t.fixed[b[0]]); n != 0 && n <= len(b) {
+			v.buf, v.off, v.next, v.typ = b, 0, n, MsgType(b[0])
 			return true
 		}
 	}
@@ -192,7 +185,7 @@ func (v *EventView) Revisit(b []byte) bool {
 
 // revisit is Revisit's path for messages with strings.
 func (v *EventView) revisit(b []byte) bool {
-	v.buf, v.off, v.next, v.typ, v.cur, v.err = b, 0, 0, 0, nil, nil
+	v.buf, v.off, v.next, v.typ, v.err = b, 0, 0, 0, nil
 	if len(b) == 0 {
 		return false
 	}
@@ -216,19 +209,28 @@ func (v *EventView) revisit(b []byte) bool {
 			}
 		}
 	default:
+		v.buf = nil
 		return false
 	}
 	if len(b) < end {
+		v.buf = nil
 		return false
 	}
-	v.buf, v.typ, v.next, v.cur = b[:end:end], MsgType(t), end, b[:end:end]
+	v.typ, v.next = MsgType(t), end
 	return true
 }
 
 // nextVar frames a message with strings, or refuses the type.
-func (v *EventView) nextVar(t byte) bool {
+func (v *EventView) nextVar() bool {
+	v.off = v.next
+	if v.err != nil || v.off >= len(v.buf) {
+		return false
+	}
 	b := v.buf[v.off:]
+	t := b[0]
 	switch v.t.kind[t] {
+	case viewFixed: // not all there yet
+		return false
 	case viewUTF1:
 		end, ok := utfEnd(b, int(v.t.size[t]))
 		if !ok {
@@ -237,7 +239,7 @@ func (v *EventView) nextVar(t byte) bool {
 		if err := checkUTF(b, b[int(v.t.size[t])+u16Size:end], v.t.what[t]); err != nil {
 			return v.fail(t, err)
 		}
-		v.typ, v.next, v.cur = MsgType(t), v.off+end, b[:end:end]
+		v.typ, v.next = MsgType(t), v.off+end
 		return true
 	case viewMarker:
 		keyEnd, ok := utfEnd(b, offMarker)
@@ -254,7 +256,7 @@ func (v *EventView) nextVar(t byte) bool {
 		if err := checkUTF(b, b[keyEnd+u16Size:end], "value"); err != nil {
 			return v.fail(t, err)
 		}
-		v.typ, v.next, v.key, v.cur = MsgMarker, v.off+end, keyEnd, b[:end:end]
+		v.typ, v.next, v.key = MsgMarker, v.off+end, keyEnd
 		return true
 	}
 	var err error = &UnknownTypeError{Type: t}
@@ -287,10 +289,10 @@ func (v *EventView) Offset() int { return v.off }
 func (v *EventView) Type() MsgType { return v.typ }
 
 // Raw returns the current message as it is on the wire.
-func (v *EventView) Raw() []byte { return v.cur }
+func (v *EventView) Raw() []byte { return v.buf[v.off:v.next:v.next] }
 
 // at returns the current message.
-func (v *EventView) at() []byte { return v.cur }
+func (v *EventView) at() []byte { return v.buf[v.off:v.next:v.next] }
 
 // Sequenced reports whether the current message takes part in the
 // sequence (method events, visits and markers).
@@ -308,11 +310,22 @@ func (v *EventView) RelTime() int32 { return v.i32(v.t.time[v.typ]) }
 // location or its count, else 0.
 func (v *EventView) MethodID() int32 { return v.i32(v.t.method[v.typ]) }
 
+// Head returns the relTime, seq and methodId that every method event
+// (entry, exit, exception, bubble, visit) starts with, in one read; zeros
+// for other messages.
+func (v *EventView) Head() (relTime, seq, methodID int32) {
+	if v.t.method[v.typ] == offField3 {
+		b := v.buf[v.off : v.off+offField4]
+		return get32(b[offField1:]), get32(b[offField2:]), get32(b[offField3:])
+	}
+	return 0, 0, 0
+}
+
 // ThreadID returns the thread id of an event or a thread name mapping,
 // else 0.
 func (v *EventView) ThreadID() uint16 {
 	if o := int(v.t.tid[v.typ]); o != 0 {
-		return get16(v.cur[o:])
+		return get16(v.buf[v.off+o:])
 	}
 	return 0
 }
@@ -321,7 +334,7 @@ func (v *EventView) ThreadID() uint16 {
 // NoLine for other messages.
 func (v *EventView) Line() uint16 {
 	if o := int(v.t.line[v.typ]); o != 0 {
-		return get16(v.cur[o:])
+		return get16(v.buf[v.off+o:])
 	}
 	return NoLine
 }
@@ -329,7 +342,7 @@ func (v *EventView) Line() uint16 {
 // i32 reads the i32 at offset o of the current message; 0 when o is 0.
 func (v *EventView) i32(o uint8) int32 {
 	if o != 0 {
-		return get32(v.cur[o:])
+		return get32(v.buf[v.off+int(o):])
 	}
 	return 0
 }
@@ -337,7 +350,7 @@ func (v *EventView) i32(o uint8) int32 {
 // ExceptionThrown returns the flag of a Code Pulse MethodExit: any non-zero
 // byte is true.
 func (v *EventView) ExceptionThrown() bool {
-	return v.typ == MsgMethodExit && v.t.flavor == FlavorCodePulse && v.cur[offField4] != 0
+	return v.typ == MsgMethodExit && v.t.flavor == FlavorCodePulse && v.buf[v.off+offField4] != 0
 }
 
 // ExceptionID returns the exception id of an Exception, an ExceptionBubble
@@ -368,6 +381,54 @@ func (v *EventView) Value() []byte {
 	}
 	b := v.at()
 	return b[v.key+u16Size:]
+}
+
+// Load decodes the data message at the start of b into m, as Revisit and
+// then Msg would, for a message a view of this dialect has already read
+// (its strings are not checked again), and reports whether b starts with a
+// whole data message. It leaves v's position alone: it is the cheapest way
+// back to an indexed message when all of its fields are wanted.
+func (v *EventView) Load(m *Msg, b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	t := MsgType(b[0])
+	switch n := int(v.t.fixed[t]); {
+	case t == MsgMethodEntry && n <= len(b):
+		b = b[:MethodEntrySize:MethodEntrySize]
+		m.ThreadID = get16(b[offField4:])
+	case t == MsgMethodExit && n <= len(b):
+		b = b[:n:n]
+		if v.t.flavor == FlavorCodePulse {
+			m.ExceptionThrown = b[offField4] != 0
+			m.ThreadID = get16(b[offExitCP:])
+		} else {
+			m.Line = get16(b[offField4:])
+			m.ThreadID = get16(b[offExit2:])
+		}
+	case t == MsgException && n <= len(b):
+		b = b[:ExceptionSize:ExceptionSize]
+		m.ExceptionID = get32(b[offField4:])
+		m.Line = get16(b[offField5:])
+		m.ThreadID = get16(b[offField6:])
+	case t == MsgExceptionBubble && n <= len(b):
+		b = b[:ExceptionBubbleSize:ExceptionBubbleSize]
+		m.ExceptionID = get32(b[offField4:])
+		m.ThreadID = get16(b[offField5:])
+	default:
+		var w EventView
+		w.t = v.t
+		if !w.Revisit(b) {
+			return false
+		}
+		w.Msg(m)
+		return true
+	}
+	m.Type, m.Raw = t, b
+	m.RelTime = get32(b[offField1:])
+	m.Seq = get32(b[offField2:])
+	m.MethodID = get32(b[offField3:])
+	return true
 }
 
 // Msg sets m.Type, m.Raw and the fields of the current message's type, as

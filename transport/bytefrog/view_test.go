@@ -3,6 +3,7 @@ package bytefrog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 )
@@ -44,6 +45,11 @@ func checkViewAgainst(t *testing.T, v *EventView, want *Msg) {
 	if v.Type() != want.Type {
 		t.Fatalf("Type %v; want %v", v.Type(), want.Type)
 	}
+	w := EventView{t: v.t}
+	var l Msg
+	if !w.Load(&l, v.buf[v.off:]) || !sameMsg(&l, want) || !bytes.Equal(l.Raw, want.Raw) {
+		t.Fatalf("Load at %d: %+v\nParse: %+v", v.Offset(), l, *want)
+	}
 	var z Msg // the fields Parse sets for this type, the others zero
 	if _, err := v.t.dialect().Parse(&z, want.Raw); err != nil {
 		t.Fatal(err)
@@ -51,6 +57,11 @@ func checkViewAgainst(t *testing.T, v *EventView, want *Msg) {
 	line := z.Line
 	if !(z.Type == MsgException || z.Type == MsgMethodExit && v.t.flavor == FlavorBytefrog) {
 		line = NoLine
+	}
+	var head [3]int32
+	switch z.Type {
+	case MsgMethodEntry, MsgMethodExit, MsgException, MsgExceptionBubble, MsgMethodVisit:
+		head = [3]int32{z.RelTime, z.Seq, z.MethodID}
 	}
 	type field struct {
 		name      string
@@ -63,6 +74,7 @@ func checkViewAgainst(t *testing.T, v *EventView, want *Msg) {
 		{"SourceLocationID", v.SourceLocationID(), z.SourceLocationID},
 		{"Text", string(v.Text()), string(z.Text)}, {"Value", string(v.Value()), string(z.Value)},
 		{"Sequenced", v.Sequenced(), z.Type.Sequenced()},
+		{"Head", fmt.Sprint(v.Head()), fmt.Sprint(head[0], head[1], head[2])},
 	} {
 		if f.got != f.want {
 			t.Fatalf("%v at %d: %s() = %v; want %v", want.Type, v.Offset(), f.name, f.got, f.want)
@@ -306,8 +318,8 @@ func TestEventViewRevisit(t *testing.T) {
 			var want Msg
 			v.Msg(&want)
 			checkViewAgainst(t, w, &want)
-			if w.Next() {
-				t.Fatalf("Revisit at %d: Next read on", off)
+			if v.Next() != w.Next() || v.Offset() != w.Offset() || !bytes.Equal(v.Raw(), w.Raw()) {
+				t.Fatalf("Revisit at %d: Next read %v at %d; want %v at %d", off, w.Type(), w.Offset(), v.Type(), v.Offset())
 			}
 			if w.Revisit(stream[off : off+len(want.Raw)-1]) {
 				t.Fatalf("Revisit of a cut %v: true", want.Type)
@@ -315,6 +327,29 @@ func TestEventViewRevisit(t *testing.T) {
 		}
 		if w.Revisit(AppendHeartbeat(nil, 'T', 1)) || w.Revisit(nil) {
 			t.Fatal("Revisit of a control message or nothing: true")
+		}
+	}
+}
+
+// TestEventViewLoad decodes each message the view read with Load, from
+// a buffer that goes on after it, as Msg does, leaving the view in place.
+func TestEventViewLoad(t *testing.T) {
+	for _, d := range []Dialect{{Version: Version1}, {Version: Version3}, {Version: Version4, Flavor: FlavorCodePulse}} {
+		stream := viewStream(d)
+		v := NewEventView(stream, d)
+		w := NewEventView(nil, d)
+		for v.Next() {
+			var want, got Msg
+			v.Msg(&want)
+			if !w.Load(&got, stream[v.Offset():]) || !sameMsg(&got, &want) || !bytes.Equal(got.Raw, want.Raw) {
+				t.Fatalf("Load at %d: %+v\nwant %+v", v.Offset(), got, want)
+			}
+			if !w.Load(&got, want.Raw) || w.Load(&got, want.Raw[:len(want.Raw)-1]) {
+				t.Fatalf("Load of exactly the %v, or of all but its last byte: wrong", want.Type)
+			}
+		}
+		if w.Load(&Msg{}, nil) || w.Load(&Msg{}, AppendHeartbeat(nil, 'T', 1)) || w.Type() != 0 || w.Next() {
+			t.Fatal("Load of nothing or a control message: true, or the view moved")
 		}
 	}
 }
