@@ -179,9 +179,21 @@ func (e *colEncoder) event(b []byte, seq int32) {
 		e.runStart, e.runLen = seq, 1
 	}
 	e.expect = seq + 1
-	v := &e.v
+	var ev bytefrog.Event
 	var k colKind
-	switch v.Revisit(b); v.Type() {
+	if !e.v.LoadEvent(&ev, b) {
+		// A Marker, which the parser framed and checked: kept as it is
+		// (empty if b held no message, which cannot happen).
+		var raw []byte
+		if e.v.Revisit(b) {
+			raw = e.v.Raw()
+		}
+		e.order = append(e.order, 0)
+		e.blob = putUvarint(e.blob, uint64(len(raw)))
+		e.blob = append(e.blob, raw...)
+		return
+	}
+	switch ev.Type {
 	case bytefrog.MsgMethodEntry:
 		k = colEntry
 	case bytefrog.MsgMethodExit:
@@ -190,16 +202,10 @@ func (e *colEncoder) event(b []byte, seq int32) {
 		k = colException
 	case bytefrog.MsgExceptionBubble:
 		k = colBubble
-	case bytefrog.MsgMethodVisit:
+	default:
 		k = colVisit
-	default: // a Marker, which the parser framed and checked: kept as it is
-		raw := v.Raw() // (empty if b held no message, which cannot happen)
-		e.order = append(e.order, 0)
-		e.blob = putUvarint(e.blob, uint64(len(raw)))
-		e.blob = append(e.blob, raw...)
-		return
 	}
-	tid := v.ThreadID()
+	tid := ev.ThreadID
 	slot := e.slotOf[tid]
 	if slot == 0 {
 		if n := len(e.thr); n < cap(e.thr) {
@@ -217,7 +223,7 @@ func (e *colEncoder) event(b []byte, seq int32) {
 	}
 	e.order = putUvarint(e.order, uint64(slot))
 	th := &e.thr[slot-1]
-	rel, _, method := v.Head()
+	rel, method := ev.RelTime, ev.MethodID
 	code := byte(k)
 	top := len(th.stack) > 0 && th.stack[len(th.stack)-1] == method && k != colEntry && k != colVisit
 	if top {
@@ -241,19 +247,19 @@ func (e *colEncoder) event(b []byte, seq int32) {
 		}
 	case colExit:
 		if e.d.Flavor == bytefrog.FlavorCodePulse {
-			x = putUvarint(x, uint64(v.Raw()[offField4])) // the flag's byte as sent
+			x = putUvarint(x, uint64(ev.Flag)) // the flag's byte as sent
 		} else {
-			x = putUvarint(x, uint64(v.Line())+1)
+			x = putUvarint(x, uint64(ev.Line)+1)
 		}
 		th.pop()
 	case colException:
-		x = putUvarint(x, uint64(uint32(v.ExceptionID())))
-		x = putUvarint(x, uint64(v.Line())+1)
+		x = putUvarint(x, uint64(uint32(ev.ExceptionID)))
+		x = putUvarint(x, uint64(ev.Line)+1)
 	case colBubble:
-		x = putUvarint(x, uint64(uint32(v.ExceptionID())))
+		x = putUvarint(x, uint64(uint32(ev.ExceptionID)))
 		th.pop()
 	case colVisit:
-		x = putUvarint(x, uint64(uint32(v.SourceLocationID())))
+		x = putUvarint(x, uint64(uint32(ev.SourceLocationID)))
 	}
 	th.cols[colExtras] = x
 }

@@ -383,6 +383,64 @@ func (v *EventView) Value() []byte {
 	return b[v.key+u16Size:]
 }
 
+// Event is one fixed-size method event (entry, exit, exception, bubble,
+// visit) by value. It holds no pointer, so a reader may keep one anywhere
+// and fill it again and again for nothing but the loads and stores.
+type Event struct {
+	Type             MsgType
+	Flag             uint8 // MethodExit (Code Pulse): the exceptionThrown byte as sent
+	ThreadID         uint16
+	Line             uint16 // MethodExit (Bytefrog), Exception; else NoLine
+	RelTime          int32
+	Seq              int32
+	MethodID         int32
+	ExceptionID      int32 // Exception, ExceptionBubble
+	SourceLocationID int32 // MethodVisit
+	Size             int   // bytes on the wire
+}
+
+// LoadEvent decodes the method event at the start of b into e and reports
+// whether b starts with a whole one; for any other message it reports false
+// and leaves e alone. Like Load it leaves v's position alone.
+func (v *EventView) LoadEvent(e *Event, b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	t := MsgType(b[0])
+	n := int(v.t.fixed[t])
+	if n == 0 || n > len(b) || v.t.method[t] != offField3 {
+		return false
+	}
+	b = b[:n:n]
+	e.Type, e.Size, e.Flag, e.Line, e.ExceptionID, e.SourceLocationID = t, n, 0, NoLine, 0, 0
+	e.RelTime = get32(b[offField1:])
+	e.Seq = get32(b[offField2:])
+	e.MethodID = get32(b[offField3:])
+	switch t {
+	case MsgMethodEntry:
+		e.ThreadID = get16(b[offField4:])
+	case MsgMethodExit:
+		if v.t.flavor == FlavorCodePulse {
+			e.Flag = b[offField4]
+			e.ThreadID = get16(b[offExitCP:])
+		} else {
+			e.Line = get16(b[offField4:])
+			e.ThreadID = get16(b[offExit2:])
+		}
+	case MsgException:
+		e.ExceptionID = get32(b[offField4:])
+		e.Line = get16(b[offField5:])
+		e.ThreadID = get16(b[offField6:])
+	case MsgExceptionBubble:
+		e.ExceptionID = get32(b[offField4:])
+		e.ThreadID = get16(b[offField5:])
+	case MsgMethodVisit:
+		e.SourceLocationID = get32(b[offField4:])
+		e.ThreadID = get16(b[offField5:])
+	}
+	return true
+}
+
 // Load decodes the data message at the start of b into m, as Revisit and
 // then Msg would, for a message a view of this dialect has already read
 // (its strings are not checked again), and reports whether b starts with a

@@ -58,6 +58,23 @@ func checkViewAgainst(t *testing.T, v *EventView, want *Msg) {
 	if !(z.Type == MsgException || z.Type == MsgMethodExit && v.t.flavor == FlavorBytefrog) {
 		line = NoLine
 	}
+	var e Event
+	switch ok := w.LoadEvent(&e, v.buf[v.off:]); z.Type {
+	case MsgMethodEntry, MsgMethodExit, MsgException, MsgExceptionBubble, MsgMethodVisit:
+		var flag uint8
+		if z.Type == MsgMethodExit && v.t.flavor == FlavorCodePulse {
+			flag = want.Raw[offField4]
+		}
+		wantE := Event{Type: z.Type, Flag: flag, ThreadID: z.ThreadID, Line: line, RelTime: z.RelTime, Seq: z.Seq,
+			MethodID: z.MethodID, ExceptionID: z.ExceptionID, SourceLocationID: z.SourceLocationID, Size: len(want.Raw)}
+		if !ok || e != wantE {
+			t.Fatalf("LoadEvent at %d: %+v, %v; want %+v", v.Offset(), e, ok, wantE)
+		}
+	default:
+		if ok || e != (Event{}) {
+			t.Fatalf("LoadEvent took a %v: %+v", z.Type, e)
+		}
+	}
 	var head [3]int32
 	switch z.Type {
 	case MsgMethodEntry, MsgMethodExit, MsgException, MsgExceptionBubble, MsgMethodVisit:
