@@ -443,7 +443,7 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 			}
 			k := copy(raw[w:], msg)
 			binary.BigEndian.PutUint32(raw[w+seqOffset:], uint32(seq))
-			s.ev = append(s.ev, event{seq: seq, off: uint32(w)})
+			s.ev = append(s.ev, event{Seq: seq, Off: uint32(w)})
 			w += k
 			continue
 		}
@@ -452,7 +452,7 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 		if w, size = c.fixedEvent(th, raw, w, seq); size == 0 {
 			return w, c.errf("thread %d: bad event", th.tid)
 		}
-		s.ev = append(s.ev, event{seq: seq, off: uint32(w)})
+		s.ev = append(s.ev, event{Seq: seq, Off: uint32(w)})
 		w += size
 	}
 	return w, nil

@@ -165,7 +165,7 @@ func (e *colEncoder) parsed(u *unit, s *slab, ev []event, un []uint32, perr erro
 		e.blob = append(e.blob, msg...)
 	}
 	for i := range ev {
-		e.event(raw[ev[i].off:], ev[i].seq)
+		e.event(raw[ev[i].Off:], ev[i].Seq)
 	}
 }
 

@@ -172,11 +172,16 @@ func (p *chunkParser) commit(n int) unit {
 	if p.err == nil {
 		v := &p.v
 		v.Reset(s.raw[r:end:end])
-		for v.Next() {
+		for {
+			// Runs of method events in one call, then one other message.
+			var ok bool
+			if s.ev, ok = v.AppendSequenced(s.ev, uint32(r)); !ok {
+				break
+			}
 			at := r + v.Offset()
 			switch p.class[v.Type()] {
-			case classSequenced:
-				s.ev = append(s.ev, event{seq: v.Seq(), off: uint32(at)})
+			case classSequenced: // a Marker
+				s.ev = append(s.ev, event{Seq: v.Seq(), Off: uint32(at)})
 				continue
 			case classUnsequenced:
 				s.un = append(s.un, uint32(at))

@@ -65,7 +65,7 @@ func TestParserMarkers(t *testing.T) {
 					t.Errorf("%s: %d events, %v; want 1, %s", tc.name, len(ev), err, want)
 				}
 			default:
-				if err != nil || len(ev) != 2 || ev[1].seq != m.Seq || ev[1].off != uint32(len(lead)) {
+				if err != nil || len(ev) != 2 || ev[1].Seq != m.Seq || ev[1].Off != uint32(len(lead)) {
 					t.Errorf("%s: %+v, %v; want seq %d at %d", tc.name, ev, err, m.Seq, len(lead))
 				}
 			}

@@ -37,6 +37,7 @@ type viewTables struct {
 	kind   [256]uint8
 	size   [256]uint8 // fixed kinds: the message size; viewUTF1: the string's offset
 	fixed  [256]uint8 // fixed kinds: the message size; others 0
+	seqFix [256]uint8 // fixed-size sequenced kinds: the message size; others 0
 	what   [256]string
 	flavor Flavor
 	// Field offsets by type; 0: the type has no such field.
@@ -86,6 +87,7 @@ var viewTablesAll = func() (t [4]viewTables) {
 		}
 		for _, m := range []MsgType{MsgMethodEntry, MsgMethodExit, MsgException, MsgExceptionBubble, MsgMethodVisit} {
 			v.seq[m], v.time[m], v.method[m] = offField2, offField1, offField3
+			v.seqFix[m] = v.fixed[m]
 		}
 		v.seq[MsgMarker], v.time[MsgMarker] = offField2, offField1
 		v.seq[MsgDataBreak] = offField1
@@ -164,6 +166,31 @@ func (v *EventView) Next() bool {
 		}
 	}
 	return v.nextVar()
+}
+
+// SeqOff is a sequenced message's number and its offset in a buffer.
+type SeqOff struct {
+	Seq int32
+	Off uint32
+}
+
+// AppendSequenced reads on as Next does while the messages are fixed-size
+// sequenced ones (method events and visits), appending the number of each
+// and its offset in the buffer plus base to idx, then calls Next for the
+// message after them and returns its result: a reader that indexes events
+// takes a run of them in one call, and whatever else comes as with Next.
+func (v *EventView) AppendSequenced(idx []SeqOff, base uint32) ([]SeqOff, bool) {
+	b, off := v.buf, v.next
+	for off < len(b) {
+		n := int(v.t.seqFix[b[off]])
+		if n == 0 || n > len(b)-off {
+			break
+		}
+		idx = append(idx, SeqOff{Seq: get32(b[off+offField2:]), Off: base + uint32(off)})
+		off += n
+	}
+	v.next = off
+	return idx, v.Next()
 }
 
 // Revisit makes the message at the start of b the current one, b being a

@@ -243,6 +243,29 @@ func FuzzEventView(f *testing.F) {
 			}
 			checkViewAgainst(t, v, &want)
 		}
+		// AppendSequenced frames the same messages.
+		var want, got []SeqOff
+		var others []int
+		for x := NewEventView(data, d); x.Next(); {
+			if x.Sequenced() && x.Type() != MsgMarker {
+				want = append(want, SeqOff{x.Seq(), uint32(x.Offset())})
+			} else {
+				others = append(others, x.Offset())
+			}
+		}
+		y := NewEventView(data, d)
+		for k := 0; ; k++ {
+			var ok bool
+			if got, ok = y.AppendSequenced(got, 0); !ok {
+				break
+			}
+			if k >= len(others) || y.Offset() != others[k] {
+				t.Fatalf("AppendSequenced stopped at %d; Next at %v", y.Offset(), others)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || y.Offset() != v.Offset() || fmt.Sprint(y.Err()) != fmt.Sprint(v.Err()) {
+			t.Fatalf("AppendSequenced: %v, stopped at %d (%v); Next: %v, at %d (%v)", got, y.Offset(), y.Err(), want, v.Offset(), v.Err())
+		}
 		off := v.Offset()
 		if off != len(data)-len(v.Rest()) && v.Err() == nil {
 			t.Fatalf("offset %d, rest %d of %d bytes", off, len(v.Rest()), len(data))
@@ -367,6 +390,39 @@ func TestEventViewLoad(t *testing.T) {
 		}
 		if w.Load(&Msg{}, nil) || w.Load(&Msg{}, AppendHeartbeat(nil, 'T', 1)) || w.Type() != 0 || w.Next() {
 			t.Fatal("Load of nothing or a control message: true, or the view moved")
+		}
+	}
+}
+
+// TestAppendSequenced indexes a stream with AppendSequenced and with Next:
+// the same numbers at the same offsets, and the same other messages.
+func TestAppendSequenced(t *testing.T) {
+	for _, d := range []Dialect{{Version: Version1}, {Version: Version3}, {Version: Version4, Flavor: FlavorCodePulse}} {
+		stream := viewStream(d)
+		stream = append(stream, AppendMethodEntry(nil, 9, 200, 3, 7)...)
+		stream = append(stream, AppendMethodEntry(nil, 9, 201, 3, 7)...)
+		cut := len(stream) - 3 // the last entry is incomplete
+		var want, got []SeqOff
+		var wantOther, gotOther []int
+		v := NewEventView(stream[:cut], d)
+		for v.Next() {
+			if v.Sequenced() && v.Type() != MsgMarker {
+				want = append(want, SeqOff{v.Seq(), uint32(v.Offset()) + 100})
+			} else {
+				wantOther = append(wantOther, v.Offset())
+			}
+		}
+		w := NewEventView(stream[:cut], d)
+		for {
+			var ok bool
+			if got, ok = w.AppendSequenced(got, 100); !ok {
+				break
+			}
+			gotOther = append(gotOther, w.Offset())
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotOther) != fmt.Sprint(wantOther) ||
+			!bytes.Equal(w.Rest(), v.Rest()) || w.Err() != v.Err() {
+			t.Fatalf("%v: got %v, others %v, rest %d\nwant %v, others %v, rest %d", d, got, gotOther, len(w.Rest()), want, wantOther, len(v.Rest()))
 		}
 	}
 }
