@@ -439,13 +439,14 @@ func (v *EventView) LoadEvent(e *Event, b []byte) bool {
 		return false
 	}
 	b = b[:n:n]
+	h := (*[MethodEntrySize]byte)(b) // every method event is at least as long: one bounds check
 	e.Type, e.Size, e.Flag, e.Line, e.ExceptionID, e.SourceLocationID = t, n, 0, NoLine, 0, 0
-	e.RelTime = get32(b[offField1:])
-	e.Seq = get32(b[offField2:])
-	e.MethodID = get32(b[offField3:])
+	e.RelTime = get32(h[offField1:offField2])
+	e.Seq = get32(h[offField2:offField3])
+	e.MethodID = get32(h[offField3:offField4])
 	switch t {
 	case MsgMethodEntry:
-		e.ThreadID = get16(b[offField4:])
+		e.ThreadID = get16(h[offField4:])
 	case MsgMethodExit:
 		if v.t.flavor == FlavorCodePulse {
 			e.Flag = b[offField4]
@@ -509,10 +510,11 @@ func (v *EventView) Load(m *Msg, b []byte) bool {
 		w.Msg(m)
 		return true
 	}
+	h := (*[MethodEntrySize]byte)(b) // every method event is at least as long: one bounds check
 	m.Type, m.Raw = t, b
-	m.RelTime = get32(b[offField1:])
-	m.Seq = get32(b[offField2:])
-	m.MethodID = get32(b[offField3:])
+	m.RelTime = get32(h[offField1:offField2])
+	m.Seq = get32(h[offField2:offField3])
+	m.MethodID = get32(h[offField3:offField4])
 	return true
 }
 
