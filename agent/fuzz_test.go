@@ -131,16 +131,14 @@ func FuzzHostBatch(f *testing.F) {
 		}
 		d := bytefrog.Dialect{Version: bytefrog.Version1, Flavor: bytefrog.FlavorBytefrog}
 		got := 0
-		for out := c.buf.Bytes(); len(out) > 0; {
-			var m bytefrog.Msg
-			n, err := d.Parse(&m, out)
-			if err != nil {
-				t.Fatalf("the agent wrote what HQ cannot parse: %v", err)
-			}
-			if m.Type.Sequenced() {
+		v := bytefrog.NewEventView(c.buf.Bytes(), d)
+		for v.Next() {
+			if v.Sequenced() {
 				got++
 			}
-			out = out[n:]
+		}
+		if v.Err() != nil || len(v.Rest()) != 0 {
+			t.Fatalf("the agent wrote what HQ cannot parse: %v (%d bytes left)", v.Err(), len(v.Rest()))
 		}
 		if got != want {
 			t.Fatalf("%d sequenced messages for %d records", got, want)

@@ -59,14 +59,10 @@ func TestThreadOrderAcrossLanes(t *testing.T) {
 	byName := map[string]*thread{}
 	d := bytefrog.Dialect{Version: bytefrog.Version1, Flavor: bytefrog.FlavorBytefrog}
 	var seq int32
-	out := c.buf.Bytes()
-	for len(out) > 0 {
-		var m bytefrog.Msg
-		n, err := d.Parse(&m, out)
-		if err != nil {
-			t.Fatalf("parse: %v", err)
-		}
-		out = out[n:]
+	v := bytefrog.NewEventView(c.buf.Bytes(), d)
+	var m bytefrog.Msg
+	for v.Next() {
+		v.Msg(&m)
 		if m.Type == bytefrog.MsgMapThreadName {
 			th := &thread{}
 			threads[m.ThreadID] = th
@@ -111,6 +107,9 @@ func TestThreadOrderAcrossLanes(t *testing.T) {
 			}
 			th.stack = th.stack[:len(th.stack)-1]
 		}
+	}
+	if v.Err() != nil || len(v.Rest()) != 0 {
+		t.Fatalf("parse: %v (%d bytes left)", v.Err(), len(v.Rest()))
 	}
 	if want := int32(workers * rounds * 5); seq != want {
 		t.Fatalf("%d events; want %d", seq, want)

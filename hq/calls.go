@@ -62,6 +62,7 @@ type calls struct {
 	open   []openPath    // by thread id
 	self   []int64       // ms by method id
 	paths  []BubblePath  // the longest path of each exception id, first maxPaths ids
+	nOpen  int           // paths open (open[i].on), so that most events need not look
 }
 
 func (c *calls) event(m *bytefrog.Msg) {
@@ -76,13 +77,16 @@ func (c *calls) event(m *bytefrog.Msg) {
 		c.open = append(c.open, openPath{})
 	}
 	st := c.stacks[tid]
-	op := &c.open[tid]
-	if op.on && m.Type != bytefrog.MsgExceptionBubble {
-		// The exception stopped: the frame it reached caught it.
-		if len(st) > 0 {
-			op.path.caughtID = st[len(st)-1].method
+	var op *openPath // nil: no path open on this thread
+	if c.nOpen > 0 {
+		op = &c.open[tid]
+		if op.on && m.Type != bytefrog.MsgExceptionBubble {
+			// The exception stopped: the frame it reached caught it.
+			if len(st) > 0 {
+				op.path.caughtID = st[len(st)-1].method
+			}
+			c.closePath(op)
 		}
-		c.closePath(op)
 	}
 	switch m.Type {
 	case bytefrog.MsgMethodEntry:
@@ -92,10 +96,12 @@ func (c *calls) event(m *bytefrog.Msg) {
 		c.stacks[tid] = append(st, callFrame{method: m.MethodID, start: m.RelTime})
 	case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
 		if m.Type == bytefrog.MsgExceptionBubble {
+			op = &c.open[tid]
 			if !op.on || op.path.excID != m.ExceptionID {
 				// Thrown where no probe saw it (JDK code, or a throw before tracing).
 				c.closePath(op)
 				*op = openPath{on: true, path: BubblePath{excID: m.ExceptionID, throwerID: -1}}
+				c.nOpen++
 			}
 			if len(op.path.bubbledIDs) < maxPathFrames {
 				op.path.bubbledIDs = append(op.path.bubbledIDs, m.MethodID)
@@ -123,12 +129,14 @@ func (c *calls) event(m *bytefrog.Msg) {
 			st[len(st)-1].child += total
 		}
 		c.stacks[tid] = st
-		if op.on && len(st) == 0 {
+		if op != nil && op.on && len(st) == 0 {
 			op.path.caughtID = 0
 			c.closePath(op)
 		}
 	case bytefrog.MsgException:
-		*op = openPath{on: true, path: BubblePath{excID: m.ExceptionID, throwerID: m.MethodID, Line: m.Line}}
+		// Any path open on the thread was closed above.
+		c.open[tid] = openPath{on: true, path: BubblePath{excID: m.ExceptionID, throwerID: m.MethodID, Line: m.Line}}
+		c.nOpen++
 	}
 }
 
@@ -138,6 +146,7 @@ func (c *calls) closePath(op *openPath) {
 		return
 	}
 	op.on = false
+	c.nOpen--
 	p := op.path
 	for i := range c.paths {
 		if c.paths[i].excID == p.excID {
@@ -161,6 +170,7 @@ func (c *calls) dataBreak() {
 		c.stacks[i] = c.stacks[i][:0]
 		c.open[i] = openPath{}
 	}
+	c.nOpen = 0
 }
 
 // fill adds the top methods by self time and the bubble paths to r, with

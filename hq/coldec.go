@@ -56,7 +56,7 @@ type colDecoder struct {
 	curPerr error
 	inUnit  bool
 
-	m bytefrog.Msg
+	v bytefrog.EventView
 
 	kindSize [colMask + 1]uint8 // the Bytefrog size of each kind in the run's dialect; 0: not allowed
 	exitCP   bool               // exits have the Code Pulse layout
@@ -70,6 +70,7 @@ func newColDecoder(r *bufio.Reader, off int64, d bytefrog.Dialect) (*colDecoder,
 	}
 	c := &colDecoder{d: d, r: r, zdec: zd, off: off, class: dataClasses(d.Version), fixed: fixedSizes(d),
 		exitCP: d.Flavor == bytefrog.FlavorCodePulse}
+	c.v.Init(nil, d)
 	for k, t := range map[colKind]bytefrog.MsgType{colEntry: bytefrog.MsgMethodEntry, colExit: bytefrog.MsgMethodExit,
 		colException: bytefrog.MsgException, colBubble: bytefrog.MsgExceptionBubble, colVisit: bytefrog.MsgMethodVisit} {
 		c.kindSize[k] = c.fixed[t]
@@ -442,7 +443,7 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 			}
 			k := copy(raw[w:], msg)
 			binary.BigEndian.PutUint32(raw[w+seqOffset:], uint32(seq))
-			s.ev = append(s.ev, event{seq: seq, off: uint32(w)})
+			s.ev = append(s.ev, event{Seq: seq, Off: uint32(w)})
 			w += k
 			continue
 		}
@@ -451,7 +452,7 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 		if w, size = c.fixedEvent(th, raw, w, seq); size == 0 {
 			return w, c.errf("thread %d: bad event", th.tid)
 		}
-		s.ev = append(s.ev, event{seq: seq, off: uint32(w)})
+		s.ev = append(s.ev, event{Seq: seq, Off: uint32(w)})
 		w += size
 	}
 	return w, nil
@@ -586,11 +587,15 @@ func (c *colDecoder) verbatim(msg []byte, class uint8) error {
 		return c.errf("kept message of type %d where a %s one belongs", firstByte(msg),
 			map[uint8]string{classSequenced: "sequenced", classUnsequenced: "unsequenced"}[class])
 	}
-	n, err := c.d.Parse(&c.m, msg)
-	if err != nil {
-		return c.errf("kept %v message: %v", bytefrog.MsgType(msg[0]), err)
+	v := &c.v
+	v.Reset(msg)
+	if !v.Next() {
+		if err := v.Err(); err != nil {
+			return c.errf("kept %v message: %v", bytefrog.MsgType(msg[0]), errors.Unwrap(err))
+		}
+		return c.errf("kept %v message: %v", bytefrog.MsgType(msg[0]), bytefrog.ErrShort)
 	}
-	if n != len(msg) {
+	if n := len(v.Raw()); n != len(msg) {
 		return c.errf("kept %v message of %d bytes holds %d", bytefrog.MsgType(msg[0]), len(msg), n)
 	}
 	return nil

@@ -39,7 +39,7 @@ type colEncoder struct {
 	runStart  int32
 	runLen    uint64
 	runBase   int32 // expected start of the current run
-	m         bytefrog.Msg
+	v         bytefrog.EventView
 	parsers   [MaxDataConnsLimit + 1]*chunkParser // for data given as bytes only
 	open      [MaxDataConnsLimit + 1]bool
 	payload   []byte
@@ -54,7 +54,9 @@ func newColEncoder(w io.Writer, d bytefrog.Dialect) (*colEncoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &colEncoder{d: d, w: w, zen: zen, slotOf: make([]uint16, 1<<16)}, nil
+	e := &colEncoder{d: d, w: w, zen: zen, slotOf: make([]uint16, 1<<16)}
+	e.v.Init(nil, d)
+	return e, nil
 }
 
 // colWindow is the zstd window of a block's frame: how far back a match
@@ -155,15 +157,15 @@ func (e *colEncoder) parsed(u *unit, s *slab, ev []event, un []uint32, perr erro
 	}
 	raw := s.raw
 	for _, off := range un {
-		n, err := e.d.Parse(&e.m, raw[off:])
-		if err != nil {
-			n = 0 // cannot happen: the parser framed it
+		var msg []byte
+		if e.v.Revisit(raw[off:]) { // else cannot happen: the parser framed it
+			msg = e.v.Raw()
 		}
-		e.blob = putUvarint(e.blob, uint64(n))
-		e.blob = append(e.blob, raw[off:int(off)+n]...)
+		e.blob = putUvarint(e.blob, uint64(len(msg)))
+		e.blob = append(e.blob, msg...)
 	}
 	for i := range ev {
-		e.event(raw[ev[i].off:], ev[i].seq)
+		e.event(raw[ev[i].Off:], ev[i].Seq)
 	}
 }
 
@@ -177,33 +179,33 @@ func (e *colEncoder) event(b []byte, seq int32) {
 		e.runStart, e.runLen = seq, 1
 	}
 	e.expect = seq + 1
-	t := bytefrog.MsgType(b[0])
-	var tid uint16
+	var ev bytefrog.Event
 	var k colKind
-	switch t {
-	case bytefrog.MsgMethodEntry:
-		k, tid = colEntry, get16(b[offField4:])
-	case bytefrog.MsgMethodExit:
-		k = colExit
-		if e.d.Flavor == bytefrog.FlavorCodePulse {
-			tid = get16(b[offTIDCP:])
-		} else {
-			tid = get16(b[offTIDExit:])
+	if !e.v.LoadEvent(&ev, b) {
+		// A Marker, which the parser framed and checked: kept as it is
+		// (empty if b held no message, which cannot happen).
+		var raw []byte
+		if e.v.Revisit(b) {
+			raw = e.v.Raw()
 		}
-	case bytefrog.MsgException:
-		k, tid = colException, get16(b[offTIDExc:])
-	case bytefrog.MsgExceptionBubble:
-		k, tid = colBubble, get16(b[offField5:])
-	case bytefrog.MsgMethodVisit:
-		k, tid = colVisit, get16(b[offField5:])
-	default: // a Marker, which the parser framed and checked: kept as it is
-		n := offMarkerKey + int(get16(b[offMarkerKey-u16Size:]))
-		n += u16Size + int(get16(b[n:]))
 		e.order = append(e.order, 0)
-		e.blob = putUvarint(e.blob, uint64(n))
-		e.blob = append(e.blob, b[:n]...)
+		e.blob = putUvarint(e.blob, uint64(len(raw)))
+		e.blob = append(e.blob, raw...)
 		return
 	}
+	switch ev.Type {
+	case bytefrog.MsgMethodEntry:
+		k = colEntry
+	case bytefrog.MsgMethodExit:
+		k = colExit
+	case bytefrog.MsgException:
+		k = colException
+	case bytefrog.MsgExceptionBubble:
+		k = colBubble
+	default:
+		k = colVisit
+	}
+	tid := ev.ThreadID
 	slot := e.slotOf[tid]
 	if slot == 0 {
 		if n := len(e.thr); n < cap(e.thr) {
@@ -221,8 +223,7 @@ func (e *colEncoder) event(b []byte, seq int32) {
 	}
 	e.order = putUvarint(e.order, uint64(slot))
 	th := &e.thr[slot-1]
-	rel := get32(b[offRelTime:])
-	method := get32(b[offMethod:])
+	rel, method := ev.RelTime, ev.MethodID
 	code := byte(k)
 	top := len(th.stack) > 0 && th.stack[len(th.stack)-1] == method && k != colEntry && k != colVisit
 	if top {
@@ -246,19 +247,19 @@ func (e *colEncoder) event(b []byte, seq int32) {
 		}
 	case colExit:
 		if e.d.Flavor == bytefrog.FlavorCodePulse {
-			x = putUvarint(x, uint64(b[offField4]))
+			x = putUvarint(x, uint64(ev.Flag)) // the flag's byte as sent
 		} else {
-			x = putUvarint(x, uint64(get16(b[offField4:]))+1)
+			x = putUvarint(x, uint64(ev.Line)+1)
 		}
 		th.pop()
 	case colException:
-		x = putUvarint(x, uint64(uint32(get32(b[offField4:]))))
-		x = putUvarint(x, uint64(get16(b[offField5:]))+1)
+		x = putUvarint(x, uint64(uint32(ev.ExceptionID)))
+		x = putUvarint(x, uint64(ev.Line)+1)
 	case colBubble:
-		x = putUvarint(x, uint64(uint32(get32(b[offField4:]))))
+		x = putUvarint(x, uint64(uint32(ev.ExceptionID)))
 		th.pop()
 	case colVisit:
-		x = putUvarint(x, uint64(uint32(get32(b[offField4:]))))
+		x = putUvarint(x, uint64(uint32(ev.SourceLocationID)))
 	}
 	th.cols[colExtras] = x
 }

@@ -112,3 +112,18 @@ func putUvarint(b []byte, v uint64) []byte {
 	}
 	return binary.AppendUvarint(b, v)
 }
+
+// Field offsets of the fixed-size events (offset 0 is the type byte), with
+// which the columnar trace file's reader rebuilds them: every one starts
+// with i32 relTime, i32 seq, i32 methodId. Events are read with
+// bytefrog.EventView.
+const (
+	offRelTime = u8Size
+	offSeq     = offRelTime + i32Size
+	offMethod  = offSeq + i32Size
+	offField4  = offMethod + i32Size // tid (entry), line (exit), flag (Code Pulse exit), exception or source location id
+	offTIDExit = offField4 + u16Size // MethodExit (Bytefrog): tid after the line
+	offTIDCP   = offField4 + u8Size  // MethodExit (Code Pulse): tid after the flag
+	offField5  = offField4 + i32Size // Exception: line; ExceptionBubble, MethodVisit: tid
+	offTIDExc  = offField5 + u16Size // Exception: tid after the line
+)

@@ -55,11 +55,14 @@ type core struct {
 	evs  []Processor      // procs that take events one Message at a time
 	blks []BlockProcessor // procs that take events by Block
 
-	m    bytefrog.Msg
-	st   stats
-	rep  Report
-	disc discipline
-	call calls // self time per method, bubble paths (calls.go)
+	m bytefrog.Msg
+	v bytefrog.EventView // reads released events and routed messages
+	// onUnmapped is c.firstUnmapped, made once rather than per event.
+	onUnmapped onUnmapped
+	st         stats
+	rep        Report
+	disc       discipline
+	call       calls // self time per method, bubble paths (calls.go)
 
 	// control connection
 	ctlBuf    []byte // bytes of an incomplete control message
@@ -91,6 +94,8 @@ func newCore(cc coreConfig, procs []Processor, live hooks) *core {
 			c.evs = append(c.evs, p)
 		}
 	}
+	c.v.Init(nil, cc.dialect)
+	c.onUnmapped = c.firstUnmapped
 	return c
 }
 
@@ -366,8 +371,8 @@ func (c *core) data(u *unit) {
 // route handles an unsequenced data message on arrival.
 func (c *core) route(conn uint16, raw []byte) {
 	m := &c.m
-	if _, err := c.cc.dialect.Parse(m, raw); err != nil {
-		c.fail(fmt.Sprintf("data connection %d: %v", conn, err))
+	if !c.v.Load(m, raw) { // cannot happen: the parser framed it
+		c.fail(fmt.Sprintf("data connection %d: %v message does not parse again", conn, bytefrog.MsgType(raw[0])))
 		return
 	}
 	if m.Type == bytefrog.MsgError {
@@ -387,13 +392,11 @@ func (c *core) route(conn uint16, raw []byte) {
 // emit releases one sequenced event, which lies in s.
 func (c *core) emit(s *slab, raw []byte) {
 	m := &c.m
-	if !decodeEvent(c.cc.dialect, m, raw) {
-		if _, err := c.cc.dialect.Parse(m, raw); err != nil {
-			c.note(fmt.Sprintf("event at seq %d does not parse again: %v", c.next, err))
-			return
-		}
+	if !c.v.Load(m, raw) { // cannot happen: the parser framed it
+		c.note(fmt.Sprintf("event at seq %d does not parse again", c.next))
+		return
 	}
-	c.st.event(m, s, c.firstUnmapped)
+	c.st.event(m, s, c.onUnmapped)
 	c.disc.event(m, &c.rep)
 	c.call.event(m)
 	for _, p := range c.evs {

@@ -34,6 +34,7 @@ type window struct {
 type discipline struct {
 	stacks  [][]int32 // by thread id; nil when not kept (too deep)
 	lost    []bool    // by thread id: stack not kept until the next break
+	nLost   int       // threads lost, so that most events need not look
 	startAt int64     // HQ time Start was sent; -1 until then
 	windows []window
 	open    int              // index of the open window, -1 when none
@@ -89,6 +90,7 @@ func (d *discipline) dataBreak() {
 		d.stacks[i] = d.stacks[i][:0]
 	}
 	clear(d.lost)
+	d.nLost = 0
 }
 
 // event checks one released event, adding findings to r.
@@ -111,7 +113,7 @@ func (d *discipline) event(m *bytefrog.Msg, r *Report) {
 		d.stacks = append(d.stacks, nil)
 		d.lost = append(d.lost, false)
 	}
-	if d.lost[tid] {
+	if d.nLost > 0 && d.lost[tid] {
 		return
 	}
 	st := d.stacks[tid]
@@ -119,6 +121,7 @@ func (d *discipline) event(m *bytefrog.Msg, r *Report) {
 	case bytefrog.MsgMethodEntry:
 		if len(st) == maxStackDepth {
 			d.lost[tid] = true
+			d.nLost++
 			d.stacks[tid] = st[:0]
 			r.DeepStacks++
 			return

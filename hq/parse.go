@@ -1,8 +1,7 @@
 package hq
 
 import (
-	"bytes"
-	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
@@ -129,19 +128,19 @@ func knownType(t uint8) bool {
 type chunkParser struct {
 	d       bytefrog.Dialect
 	class   *[256]uint8
-	fixed   *[256]uint8
 	holders int32 // slab references each unit carries
 	s       *slab
 	r, w    int   // s.raw[r:w]: bytes of a message not yet complete
 	off     int64 // stream offset of s.raw[r]
-	m       bytefrog.Msg
-	lastKey []byte // the last marker key found plain ASCII
-	err     error  // the first error; nothing is parsed after it
-	u       unit   // the unit feed hands on, valid during the call
+	v       bytefrog.EventView
+	err     error // the first error; nothing is parsed after it
+	u       unit  // the unit feed hands on, valid during the call
 }
 
 func newChunkParser(d bytefrog.Dialect, holders int32) *chunkParser {
-	return &chunkParser{d: d, class: dataClasses(d.Version), fixed: fixedSizes(d), holders: holders}
+	p := &chunkParser{d: d, class: dataClasses(d.Version), holders: holders}
+	p.v.Init(nil, d)
+	return p
 }
 
 // space returns the free part of the current slab to read into. When less
@@ -169,44 +168,38 @@ func (p *chunkParser) commit(n int) unit {
 	u := unit{kind: RecordRecv, s: s, raw: s.raw[p.w:end:end]}
 	p.w = end
 	e0, u0 := len(s.ev), len(s.un)
-	raw := s.raw[:end:end]
 	r := p.r
-	for r < end && p.err == nil {
-		t := raw[r]
-		if size := int(p.fixed[t]); size != 0 {
-			if end-r < size {
+	if p.err == nil {
+		v := &p.v
+		v.Reset(s.raw[r:end:end])
+		for {
+			// Runs of method events in one call, then one other message.
+			var ok bool
+			if s.ev, ok = v.AppendSequenced(s.ev, uint32(r)); !ok {
 				break
 			}
-			s.ev = append(s.ev, event{seq: int32(binary.BigEndian.Uint32(raw[r+seqOffset:])), off: uint32(r)})
-			r += size
-			continue
-		}
-		if t == byte(bytefrog.MsgMarker) {
-			if size, seq := p.plainMarker(raw[r:]); size != 0 {
-				s.ev = append(s.ev, event{seq: seq, off: uint32(r)})
-				r += size
+			at := r + v.Offset()
+			switch p.class[v.Type()] {
+			case classSequenced: // a Marker
+				s.ev = append(s.ev, event{Seq: v.Seq(), Off: uint32(at)})
+				continue
+			case classUnsequenced:
+				s.un = append(s.un, uint32(at))
 				continue
 			}
-		}
-		class := p.class[t]
-		if class == classRefused {
-			p.err = p.refused(t, r)
+			p.err = p.refused(uint8(v.Type()), at) // a DataBreak
 			break
 		}
-		k, err := p.d.Parse(&p.m, raw[r:])
-		if err == bytefrog.ErrShort {
-			break
+		if err := v.Err(); err != nil {
+			var ve *bytefrog.ViewError
+			errors.As(err, &ve)
+			if errors.Is(err, bytefrog.ErrNotData) {
+				p.err = p.refused(uint8(ve.Type), r+ve.Offset)
+			} else {
+				p.err = fmt.Errorf("at stream offset %d: %w", p.off+int64(ve.Offset), ve.Err)
+			}
 		}
-		if err != nil {
-			p.err = fmt.Errorf("at stream offset %d: %w", p.off+int64(r-p.r), err)
-			break
-		}
-		if class == classSequenced {
-			s.ev = append(s.ev, event{seq: p.m.Seq, off: uint32(r)})
-		} else {
-			s.un = append(s.un, uint32(r))
-		}
-		r += k
+		r += v.Offset()
 	}
 	p.off += int64(r - p.r)
 	p.r = r
@@ -215,64 +208,6 @@ func (p *chunkParser) commit(n int) unit {
 	u.perr = p.err
 	s.ref(p.holders)
 	return u
-}
-
-// plainMarker frames the Marker at the start of b when it is complete and
-// its key and value are plain ASCII without NUL, which is valid modified
-// UTF-8 as it is: the size of a JVM agent's log record and its sequence
-// number, without a full parse. A key equal to the previous one found
-// plain is not checked again (a logger's records share their key). It
-// returns size 0 for any other marker, which the full parse then takes.
-func (p *chunkParser) plainMarker(b []byte) (size int, seq int32) {
-	if len(b) < offMarkerKey {
-		return 0, 0
-	}
-	keyEnd := offMarkerKey + int(get16(b[offMarkerKey-u16Size:]))
-	if len(b) < keyEnd+u16Size {
-		return 0, 0
-	}
-	end := keyEnd + u16Size + int(get16(b[keyEnd:]))
-	if len(b) < end {
-		return 0, 0
-	}
-	if key := b[offMarkerKey:keyEnd]; !bytes.Equal(key, p.lastKey) {
-		if !plainText(key) {
-			return 0, 0
-		}
-		p.lastKey = append(p.lastKey[:0], key...)
-	}
-	if !plainText(b[keyEnd+u16Size : end]) {
-		return 0, 0
-	}
-	return end, get32(b[offSeq:])
-}
-
-// Bits of plainText's word test: each byte's high bit, and 0x01 in each.
-const (
-	highBits = 0x8080808080808080
-	lowBits  = 0x0101010101010101
-)
-
-// plainText reports whether b holds only bytes 01–7F, eight at a time. A
-// tail shorter than a word is read as the last word of b, overlapping.
-func plainText(b []byte) bool {
-	n := len(b)
-	if n < 8 {
-		for _, c := range b {
-			if c == 0 || c >= 0x80 {
-				return false
-			}
-		}
-		return true
-	}
-	var acc uint64
-	for i := 0; i+8 <= n; i += 8 {
-		v := binary.LittleEndian.Uint64(b[i:])
-		acc |= v | (v-lowBits)&^v // a high bit, or a zero byte
-	}
-	v := binary.LittleEndian.Uint64(b[n-8:])
-	acc |= v | (v-lowBits)&^v
-	return acc&highBits == 0
 }
 
 // refused describes a type byte that may not appear on a data connection.

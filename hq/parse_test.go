@@ -1,9 +1,12 @@
 package hq
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/hq/hqtest"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -16,71 +19,86 @@ func rawMarker(key, value string) []byte {
 	return append(b, value...)
 }
 
-func TestPlainText(t *testing.T) {
+// TestParserMarkers checks the connection parser's framing of markers
+// against the full parse: the same sequence number for the ones Parse
+// takes, an error at the marker's stream offset for the others, and
+// nothing framed from an incomplete one.
+func TestParserMarkers(t *testing.T) {
+	d := bytefrog.Dialect{Version: bytefrog.Version3}
+	long := strings.Repeat("k", bytefrog.MaxStringLen)
+	lead := bytefrog.AppendMethodEntry(nil, 1, 1, 2, 3)
 	for _, tc := range []struct {
-		in   string
-		want bool
+		name string
+		raw  []byte
 	}{
-		{"", true},
-		{"a", true},
-		{"INFO benchmark record", true},
-		{strings.Repeat("x", 8), true},
-		{strings.Repeat("x", 17), true},
-		{"\x01\x7f", true},
-		{"nul\x00", false},
-		{"\x00", false},
-		{strings.Repeat("x", 15) + "\x00", false},
-		{"\x00" + strings.Repeat("x", 15), false},
-		{strings.Repeat("x", 9) + "\x00" + strings.Repeat("x", 9), false},
-		{"välue", false},
-		{strings.Repeat("x", 12) + "\xc0\x80", false},
-		{strings.Repeat("x", 16) + "\x80", false},
+		{"log record", bytefrog.AppendMarker(nil, 1, 2, "log:bench.jul", "INFO benchmark record")},
+		{"empty", bytefrog.AppendMarker(nil, -1, 1<<31-1, "", "")},
+		{"longest", bytefrog.AppendMarker(nil, 3, 4, long, long)},
+		{"U+0000 value", bytefrog.AppendMarker(nil, 5, 6, "k", "a\x00b")},
+		{"non-ASCII key", bytefrog.AppendMarker(nil, 5, 7, "clé", "v")},
+		{"non-ASCII value", bytefrog.AppendMarker(nil, 5, 8, "k", "välue 😀")},
+		{"raw NUL in the value", rawMarker("k", "a\x00b")},
+		{"raw NUL in the key", rawMarker("k\x00", "v")},
+		{"raw 0x80", rawMarker("log:bench.jul", "\x80")},
 	} {
-		if got := plainText([]byte(tc.in)); got != tc.want {
-			t.Errorf("plainText(%q) got %v; want %v", tc.in, got, tc.want)
+		var m bytefrog.Msg
+		_, perr := d.Parse(&m, tc.raw)
+		for _, cut := range []int{len(tc.raw), len(tc.raw) - 1, len(tc.raw) / 2, 1} {
+			p := newChunkParser(d, 1)
+			var ev []event
+			var err error
+			p.feed(append(lead[:len(lead):len(lead)], tc.raw[:cut]...), func(u *unit) {
+				ev = append(ev, u.ev...)
+				err = u.perr
+				u.s.unref()
+			})
+			pending := p.pending()
+			p.close()
+			switch {
+			case cut < len(tc.raw):
+				if err != nil || len(ev) != 1 || pending != cut {
+					t.Errorf("%s cut to %d bytes: %d events, %d pending, %v; want the entry, %d pending", tc.name, cut, len(ev), pending, err, cut)
+				}
+			case perr != nil:
+				want := fmt.Sprintf("at stream offset %d: %v", len(lead), perr)
+				if err == nil || err.Error() != want || !errors.Is(err, bytefrog.ErrInvalidUTF) || len(ev) != 1 {
+					t.Errorf("%s: %d events, %v; want 1, %s", tc.name, len(ev), err, want)
+				}
+			default:
+				if err != nil || len(ev) != 2 || ev[1].Seq != m.Seq || ev[1].Off != uint32(len(lead)) {
+					t.Errorf("%s: %+v, %v; want seq %d at %d", tc.name, ev, err, m.Seq, len(lead))
+				}
+			}
 		}
 	}
 }
 
-// TestPlainMarker checks the framing of plain markers against the full
-// parse: the same size and sequence number, and nothing taken that the
-// parse would refuse or find incomplete.
-func TestPlainMarker(t *testing.T) {
-	d := bytefrog.Dialect{Version: bytefrog.Version3}
-	long := strings.Repeat("k", bytefrog.MaxStringLen)
-	for _, tc := range []struct {
-		name  string
-		raw   []byte
-		plain bool
-	}{
-		{"log record", bytefrog.AppendMarker(nil, 1, 2, "log:bench.jul", "INFO benchmark record"), true},
-		{"same key again", bytefrog.AppendMarker(nil, 1, 3, "log:bench.jul", "WARNING another"), true},
-		{"empty", bytefrog.AppendMarker(nil, -1, 1<<31-1, "", ""), true},
-		{"longest", bytefrog.AppendMarker(nil, 3, 4, long, long), true},
-		{"U+0000 value", bytefrog.AppendMarker(nil, 5, 6, "k", "a\x00b"), false},
-		{"non-ASCII key", bytefrog.AppendMarker(nil, 5, 7, "clé", "v"), false},
-		{"non-ASCII value", bytefrog.AppendMarker(nil, 5, 8, "k", "välue 😀"), false},
-		{"raw NUL in the value", rawMarker("k", "a\x00b"), false},
-		{"raw NUL in the key", rawMarker("k\x00", "v"), false},
-		{"raw 0x80", rawMarker("log:bench.jul", "\x80"), false},
-	} {
-		var p chunkParser
-		p.lastKey = []byte("log:bench.jul")
-		raw := append(tc.raw, 0xEE) // a trailing byte is not taken in
-		size, seq := p.plainMarker(raw)
-		var m bytefrog.Msg
-		n, err := d.Parse(&m, raw)
-		switch {
-		case !tc.plain && size != 0:
-			t.Errorf("%s: plainMarker took %d bytes; want 0 (the full parse decides)", tc.name, size)
-		case tc.plain && (err != nil || size != n || seq != m.Seq):
-			t.Errorf("%s: plainMarker got size %d, seq %d; want %d, %d (Parse: %v)", tc.name, size, seq, n, m.Seq, err)
+// BenchmarkParser measures a data connection's reader without the socket:
+// framing, checking and indexing the messages of BenchmarkReorder's
+// traffic as it arrives in reads of 64 KiB.
+func BenchmarkParser(b *testing.B) {
+	chunks, n := hqtest.Generate(hqtest.Workload{Events: 1_000_000, Methods: 300, Threads: 8, Chunk: 4096, Seed: 7})
+	var data []byte
+	for _, c := range chunks {
+		data = append(data, c...)
+	}
+	d := bytefrog.Dialect{Version: bytefrog.Version1}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p := newChunkParser(d, 1)
+		events := 0
+		for off := 0; off < len(data); off += 64 << 10 {
+			p.feed(data[off:min(off+64<<10, len(data))], func(u *unit) {
+				events += len(u.ev)
+				u.s.unref()
+			})
 		}
-		// Every prefix is incomplete: never framed.
-		for k := range len(tc.raw) {
-			if size, _ := p.plainMarker(tc.raw[:k]); size != 0 {
-				t.Fatalf("%s: plainMarker framed %d bytes of a %d-byte prefix", tc.name, size, k)
-			}
+		p.close()
+		if events != n || p.err != nil {
+			b.Fatalf("%d events, %v; want %d", events, p.err, n)
 		}
 	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/event")
 }

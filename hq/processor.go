@@ -49,7 +49,7 @@ func (b Block) Len() int { return len(b.ev) }
 
 // Event returns the bytes of event i of b, from its first byte to the end
 // of its buffer: parse one message from it.
-func (b Block) Event(i int) []byte { return b.s.raw[b.ev[i].off:] }
+func (b Block) Event(i int) []byte { return b.s.raw[b.ev[i].Off:] }
 
 // SameBuffer reports whether b and o lie in the same read buffer.
 func (b Block) SameBuffer(o Block) bool { return b.s == o.s }

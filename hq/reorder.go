@@ -75,10 +75,10 @@ func (o *reorder) enqueue(q *source, s *slab, ev []event) {
 	last, has := q.last, q.hasLast
 	i := 0
 	for ; i < len(ev); i++ {
-		if has && int32(ev[i].seq-last) <= 0 {
+		if has && int32(ev[i].Seq-last) <= 0 {
 			break
 		}
-		last, has = ev[i].seq, true
+		last, has = ev[i].Seq, true
 	}
 	if i == len(ev) { // ascending: the common case
 		q.segs = append(q.segs, segment{s: s, ev: ev})
@@ -91,8 +91,8 @@ func (o *reorder) enqueue(q *source, s *slab, ev []event) {
 	refs := int32(0)
 	start := 0
 	for j, e := range ev {
-		if !q.hasLast || int32(e.seq-q.last) > 0 {
-			q.last, q.hasLast = e.seq, true
+		if !q.hasLast || int32(e.Seq-q.last) > 0 {
+			q.last, q.hasLast = e.Seq, true
 			continue
 		}
 		if j > start {
@@ -100,7 +100,7 @@ func (o *reorder) enqueue(q *source, s *slab, ev []event) {
 			o.hold(s)
 			refs++
 		}
-		o.c.backwards(q, e.seq)
+		o.c.backwards(q, e.Seq)
 		o.push(lateEvent{event: e, s: s})
 		o.hold(s)
 		refs++
@@ -130,7 +130,7 @@ func (o *reorder) advance() {
 		case fromHeap:
 			e := o.pop()
 			o.held--
-			o.releaseOne(e.s, e.s.raw[e.off:])
+			o.releaseOne(e.s, e.s.raw[e.Off:])
 			if len(o.c.blks) > 0 {
 				o.c.block(e.s, []event{e.event})
 			}
@@ -147,7 +147,7 @@ func (o *reorder) advance() {
 // number, dropping heads whose number has already been released.
 func (o *reorder) findNext() (*source, bool) {
 	for len(o.heap) > 0 {
-		d := o.heap[0].seq - o.next
+		d := o.heap[0].Seq - o.next
 		if d == 0 {
 			return nil, true
 		}
@@ -156,7 +156,7 @@ func (o *reorder) findNext() (*source, bool) {
 		}
 		e := o.pop()
 		o.held--
-		o.c.behind(e.seq)
+		o.c.behind(e.Seq)
 		o.release(e.s)
 	}
 	for _, q := range o.c.srcs {
@@ -164,14 +164,14 @@ func (o *reorder) findNext() (*source, bool) {
 			continue
 		}
 		for !q.empty() {
-			d := q.segs[q.h].ev[0].seq - o.next
+			d := q.segs[q.h].ev[0].Seq - o.next
 			if d == 0 {
 				return q, false
 			}
 			if d > 0 {
 				break
 			}
-			o.c.behind(q.segs[q.h].ev[0].seq)
+			o.c.behind(q.segs[q.h].ev[0].Seq)
 			o.dropHead(q)
 		}
 	}
@@ -186,12 +186,12 @@ func (o *reorder) releaseFrom(q *source) {
 		ev := seg.ev
 		raw := seg.s.raw
 		i, from := 0, 0
-		for i < len(ev) && ev[i].seq == o.next {
+		for i < len(ev) && ev[i].Seq == o.next {
 			if len(o.c.blks) > 0 && i > from && len(o.breaks) > 0 && o.breaks[0] == o.next {
 				o.c.block(seg.s, ev[from:i]) // the break goes between
 				from = i
 			}
-			o.releaseOne(seg.s, raw[ev[i].off:])
+			o.releaseOne(seg.s, raw[ev[i].Off:])
 			i++
 		}
 		if len(o.c.blks) > 0 && i > from {
@@ -274,11 +274,11 @@ func (o *reorder) skipGap() bool {
 		}
 	}
 	if len(o.heap) > 0 {
-		consider(o.heap[0].seq)
+		consider(o.heap[0].Seq)
 	}
 	for _, q := range o.c.srcs {
 		if q != nil && !q.empty() {
-			consider(q.segs[q.h].ev[0].seq)
+			consider(q.segs[q.h].ev[0].Seq)
 		}
 	}
 	if !found || best == 0 {
@@ -354,7 +354,7 @@ func appendCapped(s []int32, v int32) []int32 {
 
 // The heap of out-of-order events, ordered by number relative to next.
 
-func (o *reorder) less(i, j int) bool { return int32(o.heap[i].seq-o.heap[j].seq) < 0 }
+func (o *reorder) less(i, j int) bool { return int32(o.heap[i].Seq-o.heap[j].Seq) < 0 }
 
 func (o *reorder) push(e lateEvent) {
 	o.heap = append(o.heap, e)

@@ -3,6 +3,8 @@ package hq
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // Read buffers. A data connection reads into a slab and parses the messages
@@ -19,11 +21,8 @@ const (
 )
 
 // event is a sequenced message held for ordering: its number and where it
-// starts in its slab.
-type event struct {
-	seq int32
-	off uint32
-}
+// starts in its slab, as the connection's EventView indexes it.
+type event = bytefrog.SeqOff
 
 // slab is one read buffer with the index of the messages parsed from it.
 // raw is written only by the connection's reader, at offsets past those it

@@ -42,6 +42,14 @@
 // The MethodExit layout is chosen by an explicit [Flavor], never by the
 // protocol version: Code Pulse changed it without bumping the version.
 //
+// Reading: a [Decoder] reads any message from a stream into a [Msg]; an
+// [EventView] reads the data messages of a buffer (events, markers,
+// mappings, Error, DataBreak) in place, field by field, with no copy and no
+// allocation, and stops at the first message it refuses with the offset of
+// that message ([ViewError]). HQ frames a data connection's reads with a
+// view and comes back to each event with [EventView.Revisit] when it is
+// released in sequence order.
+//
 // Configuration payloads: protocol v1 carries a Java-serialized
 // RuntimeAgentConfigurationV1 (see [AppendJavaConfig], [ParseJavaConfig]);
 // v2 and later carry JSON with case-insensitive keys ([AppendJSONConfig],

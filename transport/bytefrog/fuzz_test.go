@@ -30,7 +30,7 @@ func fuzzDialect(version uint8, codePulse bool) Dialect {
 
 // codecFuzzTargets are the fuzz targets whose seed files come from the
 // vectors.
-var codecFuzzTargets = []string{"FuzzParse", "FuzzDecoder", "FuzzUTF", "FuzzAppendUTF"}
+var codecFuzzTargets = []string{"FuzzParse", "FuzzDecoder", "FuzzUTF", "FuzzAppendUTF", "FuzzEventView"}
 
 // fuzzSeeds derives the seed corpus of each fuzz target from the vectors:
 // target → file name → arguments.
@@ -40,7 +40,8 @@ func fuzzSeeds(tb testing.TB) map[string]map[string][]any {
 		seeds[t] = map[string][]any{}
 	}
 	cases := goldenMsgCases()
-	var streamBF, streamCP []byte
+	var streamBF, streamCP, dataBF, dataCP []byte
+	v3 := Dialect{Version: Version3}
 	for i, v := range loadMsgVectors(tb) {
 		name := fmt.Sprintf("vector-%02d-%s", i, slug(v.title))
 		switch v.title {
@@ -54,6 +55,14 @@ func fuzzSeeds(tb testing.TB) map[string]map[string][]any {
 		c := cases[v.title]
 		cp := c.d.Flavor == FlavorCodePulse
 		seeds["FuzzParse"][name] = []any{v.data, c.d.Version, cp}
+		if v3.DataMsg(c.msg.Type) {
+			if c.msg.Type != MsgMethodExit || !cp {
+				dataBF = append(dataBF, v.data...)
+			}
+			if c.msg.Type != MsgMethodExit || cp {
+				dataCP = append(dataCP, v.data...)
+			}
+		}
 		if c.msg.Type == MsgMethodExit || c.msg.Type == MsgConfiguration {
 			if cp {
 				streamCP = append(streamCP, v.data...)
@@ -71,6 +80,10 @@ func fuzzSeeds(tb testing.TB) map[string]map[string][]any {
 	}
 	seeds["FuzzDecoder"]["vectors-bytefrog-v1"] = []any{streamBF, Version1, false}
 	seeds["FuzzDecoder"]["vectors-codepulse-v2"] = []any{streamCP, Version2, true}
+	seeds["FuzzEventView"]["data-bytefrog-v3"] = []any{dataBF, Version3, false}
+	seeds["FuzzEventView"]["data-codepulse-v4"] = []any{dataCP, Version4, true}
+	seeds["FuzzEventView"]["data-bytefrog-v1"] = []any{dataBF, Version1, false}
+	seeds["FuzzEventView"]["vectors-bytefrog-v1"] = []any{streamBF, Version1, false}
 	return seeds
 }
 
