@@ -233,10 +233,18 @@ func (d *drain) batch(thread uint64, t *text) {
 		r := b[off:]
 		ev.thrown = r[1]&batchFlagThrown != 0
 		ev.line = binary.LittleEndian.Uint16(r[2:])
-		ev.method = int32(binary.LittleEndian.Uint32(r[4:]))
-		ev.exc = int32(binary.LittleEndian.Uint32(r[8:]))
-		ev.rel = d.p.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
 		k := batchKinds[r[0]]
+		// scanBatch checked the ids of the kinds that carry them; the
+		// fields of the other kinds are whatever the host left there.
+		ev.method, ev.exc = 0, 0
+		switch k {
+		case kindThrow, kindBubble:
+			ev.exc = int32(binary.LittleEndian.Uint32(r[8:]))
+			fallthrough
+		case kindEntry, kindExit:
+			ev.method = int32(binary.LittleEndian.Uint32(r[4:]))
+		}
+		ev.rel = d.p.relMillis(int64(binary.LittleEndian.Uint64(r[16:])))
 		if k == kindMarker || k == kindName {
 			l1 := int(binary.LittleEndian.Uint16(r[12:]))
 			l2 := int(binary.LittleEndian.Uint16(r[14:]))

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -168,5 +169,35 @@ func TestBatchMarkerStrings(t *testing.T) {
 		if i >= len(got) || got[i] != tt.want {
 			t.Errorf("marker %d: got %q; want %q", i, got, tt.want)
 		}
+	}
+}
+
+// A host may leave anything in the fields its record kind does not use: an
+// entry's exception id is not one, and must not be mapped (an id of 8e8
+// once made the drain allocate a table that size).
+func TestBatchIgnoresUnusedFields(t *testing.T) {
+	m := NewMethod("t/T.unused;1;()V").ID()
+	b := host.AppendBatchRecord(nil, batchEntry, 0, 0, m, 0, monoNow(), "", "")
+	binary.LittleEndian.PutUint32(b[8:], 0x30303030) // exception id of an entry
+	mk := host.AppendBatchRecord(nil, batchMarker, 0, 0, 0, 0, monoNow(), "k", "v")
+	binary.LittleEndian.PutUint32(mk[4:], 0x30303030) // method id of a marker
+	binary.LittleEndian.PutUint32(mk[8:], 0x30303031)
+	b = append(b, mk...)
+	c := &captureConn{}
+	_, end := pipelineSession(t, 64, 64<<10, c)
+	if _, err := host.SubmitBatch(1, b); err != nil {
+		t.Fatal(err)
+	}
+	end()
+	v := bytefrog.NewEventView(c.buf.Bytes(), bytefrog.Dialect{Version: bytefrog.Version1, Flavor: bytefrog.FlavorBytefrog})
+	var types []bytefrog.MsgType
+	for v.Next() {
+		types = append(types, v.Type())
+		if v.Type() == bytefrog.MsgMapException {
+			t.Errorf("MapException for an id no record carries")
+		}
+	}
+	if v.Err() != nil || len(types) == 0 {
+		t.Fatalf("output: %v, %v", types, v.Err())
 	}
 }
