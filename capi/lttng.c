@@ -71,6 +71,8 @@ int tp_lttng_open(const char *path, int domain, char *err, size_t errlen) {
 	return 0;
 }
 
+int tp_lttng_ready(void) { return atomic_load(&tp_lt_ready); }
+
 void tp_lttng_set_source(int on) { atomic_store(&tp_lt_source, on); }
 
 int tp_lttng_source(void) { return atomic_load_explicit(&tp_lt_source, memory_order_relaxed); }

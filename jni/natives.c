@@ -7,6 +7,7 @@
  * Every native that records passes the thread's current name and its
  * hashCode: a hash other than the one the thread announced is a rename.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,9 @@ static int tpj_record_str(JNIEnv *env, jobject record, const char *name, struct 
 	return rc;
 }
 
+/* Records whose source was not named by a call site (TPJ_SELFTEST_SOURCE_WALKS). */
+static _Atomic long tpj_source_walks;
+
 /* tpj_lttng records one JUL record into the LTTng sessions as
  * lttng_jul:event, with the fields the official LTTng Java agent fills
  * (JulHandler calls it when log0 returned 1): the source class and method
@@ -170,7 +174,8 @@ static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, j
 		cp = mp = ""; /* lttng_source=off */
 	} else if (site > 0 && tpj_site_get(site, &cp, &mp) == 0) {
 		/* the call site: the rewriter named the calling method */
-	} else if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
+	} else if (atomic_fetch_add_explicit(&tpj_source_walks, 1, memory_order_relaxed),
+	           tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
 		if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
 		    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)
 			goto out;
@@ -294,6 +299,8 @@ static jboolean JNICALL tpj_initialized(JNIEnv *env, jclass cls, jclass c) {
 
 static jint JNICALL tpj_self_test(JNIEnv *env, jclass cls, jint what) {
 	(void)env, (void)cls;
+	if (what == TPJ_SELFTEST_SOURCE_WALKS)
+		return (jint)atomic_load(&tpj_source_walks);
 	return tpjGoSelfTest(what);
 }
 

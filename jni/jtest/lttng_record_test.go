@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,6 +127,9 @@ func TestLTTngRecordJUL(t *testing.T) {
 		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
 	}
 	checkJULEvents(t, "tadpole", append(s1, s2...), from, to)
+	// No HQ, so no method tracing: the class was rewritten with call
+	// sites only, which named every record's source.
+	checkNoWalks(t, j)
 
 	for _, f := range officialJUL {
 		if _, err := os.Stat(f); err != nil {
@@ -238,6 +242,7 @@ func TestLTTngRecordJULWithHQ(t *testing.T) {
 	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
 		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
 	}
+	checkNoWalks(t, j)
 	cols := h.Collectors()
 	if len(cols) == 0 {
 		t.Fatal("no HQ run")
@@ -250,5 +255,20 @@ func TestLTTngRecordJULWithHQ(t *testing.T) {
 		if !strings.HasPrefix(v, "SEVERE ") {
 			t.Fatalf("HQ got shop.pay record %q; only SEVERE ones are enabled", v)
 		}
+	}
+}
+
+var walksRe = regexp.MustCompile(`tadpole source walks (\d+)`)
+
+// checkNoWalks checks that JLttng's records into LTTng took their source
+// from their call sites: the agent looked for none on the stack.
+func checkNoWalks(t *testing.T, j *jvm) {
+	t.Helper()
+	m := walksRe.FindStringSubmatch(j.Stderr())
+	if m == nil {
+		t.Fatalf("JLttng did not print its source walks:\n%s", j.Stderr())
+	}
+	if m[1] != "0" {
+		t.Fatalf("%s records' sources came from the stack; want every one from its call site", m[1])
 	}
 }
