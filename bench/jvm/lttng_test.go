@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,7 +94,8 @@ func runTadpoleInSession(b testing.TB, n int, options string) sample {
 // session lost nothing.
 func runInSession(b testing.TB, command func(context.Context) *exec.Cmd, n int) sample {
 	s := testpeers.StartSessiond(b)
-	s.MustLttng("create", "julbench", "--output="+s.MkdirAll("trace"))
+	trace := s.MkdirAll("trace")
+	s.MustLttng("create", "julbench", "--output="+trace)
 	// JUL events go to the UST channel lttng_jul_channel. Created here
 	// first, it blocks a writer whose sub-buffers are all full instead of
 	// discarding its event (for applications run with
@@ -120,15 +122,57 @@ func runInSession(b testing.TB, command func(context.Context) *exec.Cmd, n int) 
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	}
 	res := runJava(b, cmd)
-	out := s.MustLttng("stop", "julbench")
-	if strings.Contains(out, "discarded") || strings.Contains(out, "lost") {
-		b.Fatalf("LTTng lost records:\n%s", out)
-	}
+	s.MustLttng("stop", "julbench")
 	stats := s.MustLttng("list", "julbench")
 	if !strings.Contains(stats, "bench.jul") {
 		b.Fatalf("session does not list the logger:\n%s", stats)
 	}
+	// The daemon's discarded-events counter of the session's channels, and
+	// the trace itself: every record of the run (warm-up and timed) is an
+	// event in it.
+	res.discarded = -1
+	for _, m := range discardedRe.FindAllStringSubmatch(stats, -1) {
+		d, _ := strconv.ParseInt(m[1], 10, 64)
+		res.discarded = max(res.discarded, 0) + d
+	}
+	res.recorded, res.lost = countTrace(b, trace)
+	if res.discarded != 0 || res.lost != 0 || res.recorded != int64(warmup+n) {
+		b.Fatalf("LTTng lost records: %d in the trace of %d logged, %d discarded (daemon), %d (trace)\n%s",
+			res.recorded, warmup+n, res.discarded, res.lost, stats)
+	}
 	return res
+}
+
+// discardedRe is the per-channel counter `lttng list SESSION` prints.
+var discardedRe = regexp.MustCompile(`Discarded events:\s*(\d+)`)
+
+// The counter sink's lines; it prints its counts as it goes, the last
+// ones are the trace's.
+var (
+	counterEventsRe    = regexp.MustCompile(`(?m)^\s*(\d+) Event messages\s*$`)
+	counterDiscardedRe = regexp.MustCompile(`(?m)^\s*(\d+) Discarded (?:event|packet) messages\s*$`)
+)
+
+func countTrace(b testing.TB, dir string) (events, discarded int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "babeltrace2", dir, "-c", "sink.utils.counter").CombinedOutput()
+	if err != nil {
+		b.Fatalf("babeltrace2 %s: %v\n%s", dir, err, out)
+	}
+	ms := counterEventsRe.FindAllSubmatch(out, -1)
+	if ms == nil {
+		b.Fatalf("babeltrace2 counted no events:\n%s", out)
+	}
+	events, _ = strconv.ParseInt(string(ms[len(ms)-1][1]), 10, 64)
+	// The last block's discarded event and packet messages.
+	if ds := counterDiscardedRe.FindAllSubmatch(out, -1); len(ds) >= 2 {
+		for _, d := range ds[len(ds)-2:] {
+			v, _ := strconv.ParseInt(string(d[1]), 10, 64)
+			discarded += v
+		}
+	}
+	return events, discarded
 }
 
 func skip(b testing.TB, why string) {
