@@ -195,12 +195,10 @@ static void tpj_lttng(JNIEnv *env, jint h, jobject record, jstring msg, jint msg
 		m.p = m.stack;
 		m.stack[0] = 0;
 		m.stack[(size_t)msg_len * TPJ_UTF8_PER_CHAR] = 0;
+		/* msg_len is msg.length() (JulHandler): never out of bounds, so no
+		 * ExceptionCheck (a JNI call of its own). */
 		if (msg_len > 0)
 			(*env)->GetStringUTFRegion(env, msg, 0, msg_len, m.stack);
-		if ((*env)->ExceptionCheck(env)) { /* msg_len was not msg.length() */
-			(*env)->ExceptionClear(env);
-			goto out;
-		}
 	} else if (tpj_utf(env, msg, &m) != 0) {
 		goto out;
 	}
@@ -259,11 +257,13 @@ static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 	(void)cls;
 	if (tp_lttng_wants(h, level))
 		tpj_lttng(env, h, record, msg, msg_len, millis, level, tid, site);
-	int st = tp_jenter(hash);
-	if (st != TP_J_RECORD && tpj_ready(env, st, tname, hash) != TP_J_RECORD)
-		return;
+	/* The logger's HQ rule first: a record HQ does not take (no run, or
+	 * LTTng only) costs no thread lookup. */
 	int d = tp_jlog_accept(h, level);
 	if (d == TP_LOG_DROP)
+		return;
+	int st = tp_jenter(hash);
+	if (st != TP_J_RECORD && tpj_ready(env, st, tname, hash) != TP_J_RECORD)
 		return;
 	tpj_probe_before_log(env); /* method tracing: the thread's calls so far go first (probe.c) */
 	const char *std = level_name == NULL ? tpj_jul_level(level) : NULL;
