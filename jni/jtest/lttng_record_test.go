@@ -216,6 +216,43 @@ func TestLTTngRecordJULNoSource(t *testing.T) {
 	}
 }
 
+// TestLTTngRecordJULStackWalk: with trace=none no class is rewritten, so
+// no call site names a record's source: the agent finds each on the stack,
+// with the same result.
+func TestLTTngRecordJULStackWalk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	sd := testpeers.StartSessiond(t)
+	from := time.Now()
+	j := startJLttng(t, e, sd, false, "trace=none")
+	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
+	j.End(t)
+	to := time.Now()
+	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
+		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
+	}
+	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
+		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
+	}
+	checkJULEvents(t, "tadpole, trace=none", append(s1, s2...), from, to)
+	m := walksRe.FindStringSubmatch(j.Stderr())
+	if m == nil {
+		t.Fatalf("JLttng did not print its source walks:\n%s", j.Stderr())
+	}
+	if n, _ := strconv.Atoi(m[1]); n < len(s1)+len(s2) {
+		t.Fatalf("%d records' sources came from the stack; want every one of the %d (no call sites)", n, len(s1)+len(s2))
+	}
+}
+
 // TestLTTngRecordJULWithHQ: with an HQ tracing too (logs=lttng, records to
 // both), the sessions record exactly what they enabled and HQ gets the
 // enabled loggers' records as markers.
