@@ -119,3 +119,13 @@ func siteID(class, method, _ string, _ int32, _, _ string) (int32, bool) {
 	sites.next = id
 	return id, true
 }
+
+// siteNames reads the class and method C keeps for site id.
+func siteNames(id int32, cls, method *string) bool {
+	var c, m *C.char
+	if C.tpj_site_get(C.int(id), &c, &m) != 0 {
+		return false
+	}
+	*cls, *method = C.GoString(c), C.GoString(m)
+	return true
+}
