@@ -257,13 +257,11 @@ static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 	(void)cls;
 	if (tp_lttng_wants(h, level))
 		tpj_lttng(env, h, record, msg, msg_len, millis, level, tid, site);
-	/* The logger's HQ rule first: a record HQ does not take (no run, or
-	 * LTTng only) costs no thread lookup. */
-	int d = tp_jlog_accept(h, level);
-	if (d == TP_LOG_DROP)
-		return;
 	int st = tp_jenter(hash);
 	if (st != TP_J_RECORD && tpj_ready(env, st, tname, hash) != TP_J_RECORD)
+		return;
+	int d = tp_jlog_accept(h, level);
+	if (d == TP_LOG_DROP)
 		return;
 	tpj_probe_before_log(env); /* method tracing: the thread's calls so far go first (probe.c) */
 	const char *std = level_name == NULL ? tpj_jul_level(level) : NULL;
