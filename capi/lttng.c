@@ -105,6 +105,8 @@ int tp_lttng_on(int32_t h) {
 	return (atomic_load_explicit(&tp_lt_acc[h], memory_order_relaxed) & 0xFF) != TP_ACCEPT_NONE;
 }
 
+int tp_lttng_live(void) { return atomic_load_explicit(&tp_lt_ready, memory_order_acquire) && tp_lt_enabled(tp_lt_domain); }
+
 int tp_lttng_recording(int32_t h) { return tp_lttng_on(h) && tp_lt_enabled(tp_lt_domain); }
 
 int tp_lttng_wants(int32_t h, int level) {

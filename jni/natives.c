@@ -128,7 +128,8 @@ static jint JNICALL tpj_logger_register(JNIEnv *env, jclass cls, jstring name) {
 /* A logger needs the agent's JUL handler while its records go to HQ or
  * into LTTng sessions. */
 static jboolean JNICALL tpj_logger_enabled(JNIEnv *env, jclass cls, jint h) {
-	(void)env, (void)cls;
+	(void)cls;
+	tpj_probe_sites_live(env); /* the sync sees sessions begin before the next tick */
 	return tadpole_logger_enabled(h) || tp_lttng_on(h) ? JNI_TRUE : JNI_FALSE;
 }
 

@@ -242,8 +242,31 @@ static jint JNICALL tpj_probe_exc_type(JNIEnv *env, jclass cls, jstring name) {
 	return id;
 }
 
+/* Probe.siteGen, and the state it was last set for (1: an LTTng session
+ * records JUL events). */
+static jfieldID tpj_probe_site_gen;
+static atomic_int tpj_sites_live;
+static atomic_int tpj_site_gen_next;
+
+void tpj_probe_sites_live(JNIEnv *env) {
+	if (!atomic_load_explicit(&tpj_probe_bound, memory_order_acquire) || tpj_probe_site_gen == NULL)
+		return;
+	int live = tp_lttng_live() ? 1 : 0;
+	int was = atomic_load_explicit(&tpj_sites_live, memory_order_relaxed);
+	if (live == was || !atomic_compare_exchange_strong(&tpj_sites_live, &was, live))
+		return;
+	/* A race with another thread's change is undone at the next tick: the
+	 * probes then cost a little while no session records, or records take
+	 * their source from the stack for a tick. */
+	jint g = 0;
+	while (live && g == 0)
+		g = (jint)(atomic_fetch_add(&tpj_site_gen_next, 1) + 1);
+	(*env)->SetStaticIntField(env, tpj_probe_class, tpj_probe_site_gen, g);
+}
+
 static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
-	(void)env, (void)cls;
+	(void)cls;
+	tpj_probe_sites_live(env);
 	int tracing = tadpole_tracing();
 	if (tracing && atomic_load(&tpj_hook_on) && !atomic_load(&tpj_methods_on)) {
 		/* The first run began after VM start: the loaded classes it traces,
@@ -408,6 +431,9 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		tpj_buf_gen = (*env)->GetFieldID(env, buf, "bufGen", "I");
 		tpj_buf_last = (*env)->GetFieldID(env, buf, "last", "J");
 		tpj_probe_gen = (*env)->GetStaticFieldID(env, c, "gen", "I");
+		tpj_probe_site_gen = (*env)->GetStaticFieldID(env, c, "siteGen", "I");
+		if (tpj_probe_site_gen == NULL)
+			tpj_exc(env); /* no call sites: sources from the stack */
 		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
 		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL) {
 			tpj_exc(env);
