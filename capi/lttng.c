@@ -71,6 +71,8 @@ int tp_lttng_open(const char *path, int domain, char *err, size_t errlen) {
 	return 0;
 }
 
+int tp_lttng_ready(void) { return atomic_load(&tp_lt_ready); }
+
 void tp_lttng_set_source(int on) { atomic_store(&tp_lt_source, on); }
 
 int tp_lttng_source(void) { return atomic_load_explicit(&tp_lt_source, memory_order_relaxed); }
@@ -102,6 +104,8 @@ int tp_lttng_on(int32_t h) {
 		return 0;
 	return (atomic_load_explicit(&tp_lt_acc[h], memory_order_relaxed) & 0xFF) != TP_ACCEPT_NONE;
 }
+
+int tp_lttng_live(void) { return atomic_load_explicit(&tp_lt_ready, memory_order_acquire) && tp_lt_enabled(tp_lt_domain); }
 
 int tp_lttng_recording(int32_t h) { return tp_lttng_on(h) && tp_lt_enabled(tp_lt_domain); }
 

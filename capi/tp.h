@@ -118,6 +118,10 @@ void tp_set_logger(int32_t h, int kind, int32_t level);
  * domain (3 JUL, 4 log4j, 5 Python) from then on. It returns 0, or -1 with
  * the reason in err. Called once, from Go. */
 int tp_lttng_open(const char *path, int domain, char *err, size_t errlen);
+/* tp_lttng_ready reports whether tp_lttng_open loaded the companion;
+ * tp_lttng_live whether a session records the domain's event now. */
+TP_INTERNAL int tp_lttng_ready(void);
+TP_INTERNAL int tp_lttng_live(void);
 /* tp_lttng_set_source(0) leaves a JVM record's source out of its LTTng
  * event (option lttng_source=off); tp_lttng_source reports the setting. */
 void tp_lttng_set_source(int on);

@@ -111,15 +111,19 @@
 //
 // tadpole_start registers the JVM with the LTTng session daemon whether or
 // not an HQ answers, so the JUL thread runs and the loggers are listed with
-// no HQ too. A logger that a session enabled gets a JulHandler; log0
-// returns 1 when the record is one for LTTng (the logger's LTTng level rule
-// passes and a session records lttng_jul:event now: one load in the
-// companion library), and JulHandler then calls lttng0, which fires
+// no HQ too. A logger that a session enabled gets a JulHandler, whose one
+// native a record, log0, also records into LTTng when the record is one
+// for LTTng (the logger's LTTng level rule passes and a session records
+// lttng_jul:event now: one load in the companion library): it fires
 // lttng_jul:event through libtadpole-lttng.so with the fields the official
-// agent fills: the formatted message, the logger, the source class and
-// method (source.c: one JVMTI GetStackTrace read with JUL's rule and the
-// method names cached per jmethodID; LogRecord.getSourceClassName when the
-// source may be explicit; empty with lttng_source=off), getMillis, the
+// agent fills: the formatted message (one GetStringUTFRegion onto the
+// stack), the logger (its name kept in C), the source class and method
+// (the call site's, which the rewriter named, when the calling class was
+// rewritten: with method probes under an HQ run, with call-site probes
+// only otherwise; else source.c: one JVMTI GetStackTrace read with JUL's
+// rule and the method names cached per jmethodID;
+// LogRecord.getSourceClassName when the source may be explicit; empty with
+// lttng_source=off), getMillis, the
 // level and getThreadID. lttng-ust applies the sessions' filters.
 //
 // # Method tracing

@@ -7,6 +7,7 @@
  * Every native that records passes the thread's current name and its
  * hashCode: a hash other than the one the thread announced is a rename.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,7 +128,8 @@ static jint JNICALL tpj_logger_register(JNIEnv *env, jclass cls, jstring name) {
 /* A logger needs the agent's JUL handler while its records go to HQ or
  * into LTTng sessions. */
 static jboolean JNICALL tpj_logger_enabled(JNIEnv *env, jclass cls, jint h) {
-	(void)env, (void)cls;
+	(void)cls;
+	tpj_probe_sites_live(env); /* the sync sees sessions begin before the next tick */
 	return tadpole_logger_enabled(h) || tp_lttng_on(h) ? JNI_TRUE : JNI_FALSE;
 }
 
@@ -152,16 +154,22 @@ static int tpj_record_str(JNIEnv *env, jobject record, const char *name, struct 
 	return rc;
 }
 
+/* Records whose source was not named by a call site (TPJ_SELFTEST_SOURCE_WALKS). */
+static _Atomic long tpj_source_walks;
+
 /* tpj_lttng records one JUL record into the LTTng sessions as
  * lttng_jul:event, with the fields the official LTTng Java agent fills
- * (JulHandler calls it when log0 returned 1): the source class and method
- * are those of the call site when the calling class was rewritten (the
- * rewriter named it: no stack walk), else found from the stack as JUL
- * finds them (source.c), or asked of the record
- * (LogRecord.getSourceClassName) when it may carry its own. */
-static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, jstring msg, jstring logger,
-                              jlong millis, jint level, jint tid, jint site) {
-	(void)cls;
+ * (tpj_log calls it when a session wants the record): the source class
+ * and method are those of the call site when the calling class was
+ * rewritten (the rewriter named it: no stack walk), else found from the
+ * stack as JUL finds them (source.c), or asked of the record
+ * (LogRecord.getSourceClassName) when it may carry its own. The logger's
+ * name is kept in C since its registration, and a message of up to
+ * TPJ_STACK_STR / TPJ_UTF8_PER_CHAR chars (msg_len, msg.length()) is
+ * copied with one GetStringUTFRegion onto the stack: one JNI call a
+ * record. */
+static void tpj_lttng(JNIEnv *env, jint h, jobject record, jstring msg, jint msg_len, jlong millis, jint level,
+                      jint tid, jint site) {
 	struct tpj_str m, l, c, f;
 	m.heap = l.heap = c.heap = f.heap = NULL;
 	char sc[TPJ_SRC_NAME], sm[TPJ_SRC_NAME];
@@ -170,21 +178,37 @@ static void JNICALL tpj_lttng(JNIEnv *env, jclass cls, jint h, jobject record, j
 		cp = mp = ""; /* lttng_source=off */
 	} else if (site > 0 && tpj_site_get(site, &cp, &mp) == 0) {
 		/* the call site: the rewriter named the calling method */
-	} else if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
+	} else if (atomic_fetch_add_explicit(&tpj_source_walks, 1, memory_order_relaxed),
+	           tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
 		if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
 		    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)
 			goto out;
 		cp = c.p, mp = f.p;
 	}
-	/* The logger's name is kept in C since its registration: no copy. */
-	int named = tp_lttng_named(h);
-	if (tpj_utf(env, msg, &m) == 0 && (named || tpj_utf(env, logger, &l) == 0))
-		tp_lttng_log(h, m.p, named ? NULL : l.p, cp, mp, (int64_t)millis, level, tid);
+	const char *logger = NULL; /* the name kept in C */
+	if (!tp_lttng_named(h)) {
+		if (record == NULL || tpj_record_str(env, record, "getLoggerName", &l) != 0)
+			goto out;
+		logger = l.p;
+	}
+	if (msg != NULL && msg_len >= 0 && (size_t)msg_len * TPJ_UTF8_PER_CHAR < sizeof m.stack) {
+		/* HotSpot ends the copy with a NUL; bounded, should a JVM not. */
+		m.p = m.stack;
+		m.stack[0] = 0;
+		m.stack[(size_t)msg_len * TPJ_UTF8_PER_CHAR] = 0;
+		/* msg_len is msg.length() (JulHandler): never out of bounds, so no
+		 * ExceptionCheck (a JNI call of its own). */
+		if (msg_len > 0)
+			(*env)->GetStringUTFRegion(env, msg, 0, msg_len, m.stack);
+	} else if (tpj_utf(env, msg, &m) != 0) {
+		goto out;
+	}
+	tp_lttng_log(h, m.p, logger, cp, mp, (int64_t)millis, level, tid);
 out:
+	tpj_str_free(&m);
 	tpj_str_free(&f);
 	tpj_str_free(&c);
 	tpj_str_free(&l);
-	tpj_str_free(&m);
 }
 
 /* The names of java.util.logging's standard levels, which JulHandler
@@ -216,34 +240,37 @@ static void tpj_log_go(JNIEnv *env, jint h, jint level, const char *std, jstring
 	tpj_str_free(&ln);
 }
 
-/* tpj_log records one JUL record of logger h: the marker
- * "log:<logger>" = "<level name> <message>" (agent.LogMarker). level_name
- * is NULL for a standard level; msg_len is msg.length(); tname and hash
- * are the thread's current name and its hashCode. An accepted record is
- * copied straight into the thread's buffer with GetStringUTFRegion, the
- * one JNI call of a record with a standard level: room for the worst case
- * (TPJ_UTF8_PER_CHAR bytes a char) is reserved and the value's length
- * taken from the NUL GetStringUTFRegion writes (modified UTF-8 has no 00
- * byte). No Go crossing. It returns 1 when the record is also one for
- * the LTTng sessions (then JulHandler calls lttng0 with its source), else
- * 0. */
-static jint JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring level_name, jstring msg,
-                            jint msg_len, jstring tname, jint hash) {
+/* tpj_log records one JUL record of logger h (JulHandler.publish: one
+ * native a record, wherever it goes). Into the LTTng sessions that want
+ * it: tpj_lttng, with the record's millis, thread id and call site (0:
+ * none). Into HQ: the marker "log:<logger>" = "<level name> <message>"
+ * (agent.LogMarker). level_name is NULL for a standard level; msg_len is
+ * msg.length(); tname and hash are the thread's current name and its
+ * hashCode. An accepted record is copied straight into the thread's
+ * buffer with GetStringUTFRegion, the one JNI call of a record with a
+ * standard level: room for the worst case (TPJ_UTF8_PER_CHAR bytes a
+ * char) is reserved and the value's length taken from the NUL
+ * GetStringUTFRegion writes (modified UTF-8 has no 00 byte). No Go
+ * crossing. */
+static void JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring level_name, jstring msg,
+                            jint msg_len, jstring tname, jint hash, jobject record, jlong millis, jint tid,
+                            jint site) {
 	(void)cls;
-	jint lt = tp_lttng_wants(h, level) ? 1 : 0;
+	if (tp_lttng_wants(h, level))
+		tpj_lttng(env, h, record, msg, msg_len, millis, level, tid, site);
 	int st = tp_jenter(hash);
 	if (st != TP_J_RECORD && tpj_ready(env, st, tname, hash) != TP_J_RECORD)
-		return lt;
+		return;
 	int d = tp_jlog_accept(h, level);
 	if (d == TP_LOG_DROP)
-		return lt;
+		return;
 	tpj_probe_before_log(env); /* method tracing: the thread's calls so far go first (probe.c) */
 	const char *std = level_name == NULL ? tpj_jul_level(level) : NULL;
 	/* JulHandler passes NULL for standard levels only; the agent names any
 	 * other value on its domain's scale. */
 	if (msg == NULL || d == TP_LOG_GO || (level_name == NULL && std == NULL)) {
 		tpj_log_go(env, h, level, std, level_name, msg);
-		return lt;
+		return;
 	}
 	jsize ln = 0;
 	size_t lb;
@@ -258,12 +285,12 @@ static jint JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 		room = lb + 1 + (size_t)(*env)->GetStringUTFLength(env, msg); /* a long message: its exact size */
 	if (msg_len < 0 || room > TADPOLE_MAX_STRING) {
 		tpj_log_go(env, h, level, std, level_name, msg);
-		return lt;
+		return;
 	}
 	char *v = tp_jlog_reserve(h, (uint32_t)room);
 	if (v == NULL) {
 		tpj_log_go(env, h, level, std, level_name, msg);
-		return lt;
+		return;
 	}
 	if (std != NULL) {
 		memcpy(v, std, lb);
@@ -281,7 +308,7 @@ static jint JNICALL tpj_log(JNIEnv *env, jclass cls, jint h, jint level, jstring
 		mb = strnlen(v + lb + 1, room - lb - 1);
 	}
 	tp_jlog_commit((uint32_t)(lb + 1 + mb));
-	return lt;
+	return;
 }
 
 static jboolean JNICALL tpj_initialized(JNIEnv *env, jclass cls, jclass c) {
@@ -294,6 +321,8 @@ static jboolean JNICALL tpj_initialized(JNIEnv *env, jclass cls, jclass c) {
 
 static jint JNICALL tpj_self_test(JNIEnv *env, jclass cls, jint what) {
 	(void)env, (void)cls;
+	if (what == TPJ_SELFTEST_SOURCE_WALKS)
+		return (jint)atomic_load(&tpj_source_walks);
 	return tpjGoSelfTest(what);
 }
 
@@ -303,8 +332,7 @@ static JNINativeMethod tpj_methods[] = {
 	{"threadName0", "(Ljava/lang/String;I)V", (void *)tpj_thread_name},
 	{"loggerRegister0", "(Ljava/lang/String;)I", (void *)tpj_logger_register},
 	{"loggerEnabled0", "(I)Z", (void *)tpj_logger_enabled},
-	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;I)I", (void *)tpj_log},
-	{"lttng0", "(ILjava/lang/Object;Ljava/lang/String;Ljava/lang/String;JIII)V", (void *)tpj_lttng},
+	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;ILjava/lang/Object;JII)V", (void *)tpj_log},
 	{"initialized0", "(Ljava/lang/Class;)Z", (void *)tpj_initialized},
 	{"selfTest0", "(I)I", (void *)tpj_self_test},
 };

@@ -23,10 +23,17 @@ static atomic_int tpj_hook_on;
 /* 1 once Probe's natives are bound. */
 static atomic_int tpj_probe_bound;
 /* 1 once the class file load hook is enabled: at VM start when the agent
- * started, else when tracing first begins (then the loaded classes are
- * retransformed). */
+ * started or call sites are rewritten without HQ (tpj_sites_only), else
+ * when tracing first begins (then the loaded classes are retransformed). */
 static atomic_int tpj_hook_enabled;
 static void tpj_enable_hook(void);
+/* 1 once classes get method probes: the agent started, or tracing began. */
+static atomic_int tpj_methods_on;
+/* 1 when classes that call java.util.logging.Logger get call-site probes
+ * even when no method is traced (LTTng recording with its source, no HQ
+ * run, or HQ not tracing the class): the JUL handler then names a
+ * record's source without a stack walk. */
+static atomic_int tpj_sites_only;
 
 static jclass tpj_probe_class; /* global ref */
 static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
@@ -55,6 +62,53 @@ static int tpj_nreg, tpj_capreg;
 /* Bytes of one copy: Probe.SIZE longs. */
 #define TPJ_PROBE_SIZE 8192
 
+/* TPJ_LOGGER is the class whose calls are call sites (jni/sites.go). */
+static const char TPJ_LOGGER[] = "java/util/logging/Logger";
+
+/* tpj_calls_logger reports whether class file data may call
+ * java.util.logging.Logger: whether its constant pool holds the class
+ * name as a Utf8 entry (the name of a CONSTANT_Class, which every call
+ * of a Logger method refers to). A pool it cannot read answers 1: the
+ * rewriter then decides. About as fast as reading the pool once. */
+static int tpj_calls_logger(const unsigned char *d, jint len) {
+	if (d == NULL || len < 10)
+		return 1;
+	const unsigned char *p = d + 10, *end = d + len;
+	unsigned n = (unsigned)d[8] << 8 | d[9];
+	for (unsigned i = 1; i < n; i++) {
+		if (p >= end)
+			return 1;
+		size_t sz;
+		switch (*p) {
+		case 1: /* Utf8 */
+			if (end - p < 3)
+				return 1;
+			sz = (size_t)p[1] << 8 | p[2];
+			if (sz == sizeof TPJ_LOGGER - 1 && (size_t)(end - p - 3) >= sz && memcmp(p + 3, TPJ_LOGGER, sz) == 0)
+				return 1;
+			sz += 3;
+			break;
+		case 7: case 8: case 16: case 19: case 20: /* Class, String, MethodType, Module, Package */
+			sz = 3;
+			break;
+		case 15: /* MethodHandle */
+			sz = 4;
+			break;
+		case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18:
+			sz = 5;
+			break;
+		case 5: case 6: /* Long, Double: two slots */
+			sz = 9;
+			i++;
+			break;
+		default:
+			return 1;
+		}
+		p += sz;
+	}
+	return 0;
+}
+
 static void JNICALL tpj_cflh(jvmtiEnv *jvmti, JNIEnv *env, jclass redefined, jobject loader, const char *name,
                              jobject pd, jint len, const unsigned char *data, jint *new_len,
                              unsigned char **new_data) {
@@ -63,10 +117,15 @@ static void JNICALL tpj_cflh(jvmtiEnv *jvmti, JNIEnv *env, jclass redefined, job
 		return;
 	if (strncmp(name, "io/tadpole/", 11) == 0)
 		return;
+	int methods = atomic_load_explicit(&tpj_methods_on, memory_order_relaxed);
+	int logs = atomic_load_explicit(&tpj_sites_only, memory_order_relaxed) && loader != NULL &&
+	           tpj_calls_logger(data, len);
+	if (!methods && !logs)
+		return; /* no run, no log call: the Go side is not even asked */
 	void *out = NULL;
 	int outlen = 0;
-	int rc = tpjGoTransform((char *)name, loader == NULL ? 1 : 0, redefined != NULL ? 1 : 0, (void *)data, (int)len,
-	                        &out, &outlen);
+	int rc = tpjGoTransform((char *)name, loader == NULL ? 1 : 0, redefined != NULL ? 1 : 0, methods, logs,
+	                        (void *)data, (int)len, &out, &outlen);
 	if (rc == 1 && out != NULL && outlen > 0) {
 		unsigned char *mem = NULL;
 		if ((*jvmti)->Allocate(jvmti, (jlong)outlen, &mem) == JVMTI_ERROR_NONE) {
@@ -183,11 +242,37 @@ static jint JNICALL tpj_probe_exc_type(JNIEnv *env, jclass cls, jstring name) {
 	return id;
 }
 
+/* Probe.siteGen, and the state it was last set for (1: an LTTng session
+ * records JUL events). */
+static jfieldID tpj_probe_site_gen;
+static atomic_int tpj_sites_live;
+static atomic_int tpj_site_gen_next;
+
+void tpj_probe_sites_live(JNIEnv *env) {
+	if (!atomic_load_explicit(&tpj_probe_bound, memory_order_acquire) || tpj_probe_site_gen == NULL)
+		return;
+	int live = tp_lttng_live() ? 1 : 0;
+	int was = atomic_load_explicit(&tpj_sites_live, memory_order_relaxed);
+	if (live == was || !atomic_compare_exchange_strong(&tpj_sites_live, &was, live))
+		return;
+	/* A race with another thread's change is undone at the next tick: the
+	 * probes then cost a little while no session records, or records take
+	 * their source from the stack for a tick. */
+	jint g = 0;
+	while (live && g == 0)
+		g = (jint)(atomic_fetch_add(&tpj_site_gen_next, 1) + 1);
+	(*env)->SetStaticIntField(env, tpj_probe_class, tpj_probe_site_gen, g);
+}
+
 static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
-	(void)env, (void)cls;
+	(void)cls;
+	tpj_probe_sites_live(env);
 	int tracing = tadpole_tracing();
-	if (tracing && atomic_load(&tpj_hook_on) && !atomic_load(&tpj_hook_enabled)) {
-		tpj_enable_hook(); /* the first run began after VM start */
+	if (tracing && atomic_load(&tpj_hook_on) && !atomic_load(&tpj_methods_on)) {
+		/* The first run began after VM start: the loaded classes it traces,
+		 * and those rewritten with call sites only, get method probes. */
+		atomic_store(&tpj_methods_on, 1);
+		tpj_enable_hook();
 		atomic_store(&tpj_retransform_wanted, 1);
 	}
 	return (tracing ? 1 : 0) | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
@@ -346,6 +431,9 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		tpj_buf_gen = (*env)->GetFieldID(env, buf, "bufGen", "I");
 		tpj_buf_last = (*env)->GetFieldID(env, buf, "last", "J");
 		tpj_probe_gen = (*env)->GetStaticFieldID(env, c, "gen", "I");
+		tpj_probe_site_gen = (*env)->GetStaticFieldID(env, c, "siteGen", "I");
+		if (tpj_probe_site_gen == NULL)
+			tpj_exc(env); /* no call sites: sources from the stack */
 		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
 		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL) {
 			tpj_exc(env);
@@ -370,8 +458,15 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		atomic_store(&tpj_probe_bound, 1);
 	}
 	/* Without a run (no HQ configured) the hook waits for tracing to begin:
-	 * no class is hooked or rewritten in a JVM that is never traced. */
+	 * no class gets method probes in a JVM that is never traced. Classes
+	 * that call java.util.logging get call-site probes from now on when
+	 * their records' sources go into LTTng sessions (the companion is
+	 * loaded, lttng_source on, logs= routes to LTTng). */
 	if (started)
+		atomic_store(&tpj_methods_on, 1);
+	if (tpjGoSitesOn() && tp_lttng_ready())
+		atomic_store(&tpj_sites_only, 1);
+	if (started || atomic_load(&tpj_sites_only))
 		tpj_enable_hook();
 	if (tadpole_tracing())
 		(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_TRUE);

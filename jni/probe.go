@@ -408,25 +408,57 @@ var instrumenters = sync.Pool{New: func() any {
 	return x
 }}
 
+// siteInstrumenters are the rewriters of classes that get call-site
+// probes only (instrument.Config.SitesOnly; see sites.go).
+var siteInstrumenters = sync.Pool{New: func() any {
+	cfg := instrument.DefaultConfig()
+	cfg.Exclude = append(cfg.Exclude, "io/tadpole/")
+	siteConfig(&cfg)
+	if cfg.SiteID == nil {
+		return nil
+	}
+	cfg.SitesOnly = true
+	x, err := instrument.New(&cfg)
+	if err != nil {
+		return nil
+	}
+	return x
+}}
+
 // tpjGoTransform is the class file load hook's Go side: it rewrites the
-// class when the policy selects it. It returns 1 with the new class file
-// in *out (malloc'd, *outLen bytes), or 0 to leave the class as it is.
+// class when the policy selects it (methods: classes get method probes
+// now), or, when it may call java.util.logging (logs) and no method of it
+// is traced, with call-site probes only. It returns 1 with the new class
+// file in *out (malloc'd, *outLen bytes), or 0 to leave the class as it is.
 //
 //export tpjGoTransform
-func tpjGoTransform(name *C.char, boot, redefined C.int, data unsafe.Pointer, n C.int, out *unsafe.Pointer, outLen *C.int) (rc C.int) {
+func tpjGoTransform(name *C.char, boot, redefined, methods, logs C.int, data unsafe.Pointer, n C.int, out *unsafe.Pointer,
+	outLen *C.int) (rc C.int) {
 	cname := ""
 	defer func() {
 		if r := recover(); r != nil {
-			report(bytefrog.MsgClassTransformFailed, cname)
+			if methods != 0 {
+				report(bytefrog.MsgClassTransformFailed, cname)
+			}
 			rc = 0
 		}
 	}()
 	cname = C.GoString(name)
-	if !traced(cname, boot != 0) {
-		if boot == 0 && !isJDK(cname) && redefined == 0 {
+	if methods == 0 || !traced(cname, boot != 0) {
+		if methods != 0 && boot == 0 && !isJDK(cname) && redefined == 0 {
 			report(bytefrog.MsgClassIgnored, cname)
 		}
-		return 0
+		if logs == 0 || !sitesWanted(cname, boot != 0) || n <= 0 || data == nil {
+			return 0
+		}
+		// Not traced: call sites only, which HQ is not told of (a run that
+		// traces the class retransforms it with its method probes).
+		b, _, err := transformWith(&siteInstrumenters, unsafe.Slice((*byte)(data), int(n)))
+		if err != nil || b == nil {
+			return 0
+		}
+		transformed.Store(cname, struct{}{})
+		return cBytes(b, out, outLen)
 	}
 	if n <= 0 || data == nil {
 		return 0
@@ -442,16 +474,23 @@ func tpjGoTransform(name *C.char, boot, redefined C.int, data unsafe.Pointer, n 
 	}
 	if b != nil {
 		transformed.Store(cname, struct{}{})
-		p := C.malloc(C.size_t(len(b)))
-		if p == nil {
+		if rc = cBytes(b, out, outLen); rc == 0 {
 			return 0
 		}
-		copy(unsafe.Slice((*byte)(p), len(b)), b)
-		*out, *outLen = p, C.int(len(b))
-		rc = 1
 	}
 	report(kind, cname)
 	return rc
+}
+
+// cBytes copies b into C memory for the hook: 1, or 0 when out of memory.
+func cBytes(b []byte, out *unsafe.Pointer, outLen *C.int) C.int {
+	p := C.malloc(C.size_t(len(b)))
+	if p == nil {
+		return 0
+	}
+	copy(unsafe.Slice((*byte)(p), len(b)), b)
+	*out, *outLen = p, C.int(len(b))
+	return 1
 }
 
 func isJDK(name string) bool {
@@ -467,11 +506,16 @@ func isJDK(name string) bool {
 // partial reports methods left alone (too large, unsupported constructor
 // flow); err a class that could not be rewritten, which loads unchanged.
 func transform(in []byte) (out []byte, partial bool, err error) {
-	x, _ := instrumenters.Get().(*instrument.Instrumenter)
+	return transformWith(&instrumenters, in)
+}
+
+// transformWith is transform with a rewriter of pool.
+func transformWith(pool *sync.Pool, in []byte) (out []byte, partial bool, err error) {
+	x, _ := pool.Get().(*instrument.Instrumenter)
 	if x == nil {
 		return nil, false, ErrNoInstrumenter
 	}
-	defer instrumenters.Put(x)
+	defer pool.Put(x)
 	b, res, err := x.InstrumentClass(in)
 	if err != nil {
 		return nil, false, err
@@ -511,9 +555,10 @@ func tpjGoExcType(name *C.char) (id C.int) {
 	return C.int(agent.NewExceptionType(C.GoString(name)).ID())
 }
 
-// transformed holds the names of the classes given probes so far: a
-// retransformation revisits them, so that a class the policy no longer
-// selects loses its probes.
+// transformed holds the names of the classes given probes (or call sites
+// only) so far: a retransformation revisits them, so that a class the
+// policy no longer selects loses its probes, and one rewritten with call
+// sites only gets its method probes when a run traces it.
 var transformed sync.Map
 
 // tpjGoRetransformWanted reports whether a loaded class (boot: of the

@@ -49,6 +49,34 @@ func setSites(opts string) {
 	sitesOn.Store(cfg.LTTng && cfg.LTTngSource && cfg.LTTngLib != "none" && cfg.LogsTo != agent.LogsToHQ)
 }
 
+// tpjGoSitesOn reports whether classes get call-site probes (the
+// options; the hook also wants the companion loaded).
+//
+//export tpjGoSitesOn
+func tpjGoSitesOn() C.int {
+	if sitesOn.Load() {
+		return 1
+	}
+	return 0
+}
+
+// sitesWanted reports whether class name (boot: of the bootstrap loader)
+// gets call-site probes when no method of it is traced: the application's
+// classes, as the default trace policy selects them, whatever trace= and
+// HQ's filters say of method tracing; not the JDK's (their records'
+// sources come from the stack).
+func sitesWanted(name string, boot bool) bool {
+	if !sitesOn.Load() || boot || never(name) || isJDK(name) {
+		return false
+	}
+	for _, p := range siteSkip {
+		if strings.HasPrefix(name, p) {
+			return false
+		}
+	}
+	return true
+}
+
 // siteConfig adds the call-site probes to an instrumenter's config.
 func siteConfig(cfg *instrument.Config) {
 	if !sitesOn.Load() {
@@ -90,4 +118,14 @@ func siteID(class, method, _ string, _ int32, _, _ string) (int32, bool) {
 	sites.ids[key] = id
 	sites.next = id
 	return id, true
+}
+
+// siteNames reads the class and method C keeps for site id.
+func siteNames(id int32, cls, method *string) bool {
+	var c, m *C.char
+	if C.tpj_site_get(C.int(id), &c, &m) != 0 {
+		return false
+	}
+	*cls, *method = C.GoString(c), C.GoString(m)
+	return true
 }

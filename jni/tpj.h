@@ -21,6 +21,9 @@ void tpj_add_class(const char *name, const void *bytes, size_t len);
 #define TPJ_SELFTEST_EPIPE 2
 #define TPJ_SELFTEST_THREADS 3 /* thread states the C API holds */
 #define TPJ_SELFTEST_PROCS 4   /* the Go runtime's GOMAXPROCS */
+/* JUL records into LTTng whose source was looked for on the stack or asked
+ * of the record, not named by a call site (natives.c). */
+#define TPJ_SELFTEST_SOURCE_WALKS 5
 
 /* tpj_probe_want_retransform asks the probes' tick thread to retransform
  * the loaded classes (probe.c; called by the Go side). */

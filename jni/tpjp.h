@@ -36,6 +36,10 @@ void tpj_probe_sites(JNIEnv *env, jclass tadpole);
  * this buffer goes first at its next probe flush: log records and calls
  * reach HQ in the thread's order. */
 void tpj_probe_before_log(JNIEnv *env);
+/* tpj_probe_sites_live turns the call-site probes on (a new site
+ * generation) when an LTTng session records JUL events, off when none
+ * does (the probes' tick thread, and the JUL sync, call it). */
+void tpj_probe_sites_live(JNIEnv *env);
 /* tpj_probe_own reports whether thread is the probes' tick thread. */
 int tpj_probe_own(JNIEnv *env, jthread thread);
 

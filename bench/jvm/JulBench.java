@@ -9,7 +9,7 @@
  *            a session with the logger enabled).
  *
  * It logs WARMUP records (default 1000000) so that the JIT has compiled the
- * path, then logs RECORDS records of a short message on one thread
+ * path, sleeps for the system property bench.pauseMs (default 0), then logs RECORDS records of a short message on one thread
  * and prints "records=N ns=T cpu=C" (T the nanoseconds of the timed loop,
  * C the logging thread's CPU time in them).
  */
@@ -60,6 +60,10 @@ public class JulBench {
 		}
 		for (int i = 0; i < warmup; i++) {
 			log.info("warm-up record");
+		}
+		long pause = Long.getLong("bench.pauseMs", 0L); // the LTTng consumer daemon catches up
+		if (pause > 0) {
+			Thread.sleep(pause);
 		}
 		Tadpole.marker("bench", "start");
 		ThreadMXBean mx = ManagementFactory.getThreadMXBean();

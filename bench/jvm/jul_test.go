@@ -73,19 +73,25 @@ var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+) cpu=(-?\d+)`)
 // The handlers compared.
 const (
 	caseNoop    = "no-op handler"
-	caseTadpole = "tadpole"
+	caseTadpole = "tadpole into HQ"
 	caseLTTng   = "LTTng JUL agent"
 	// caseTadpoleLTTng: tadpole's handler recording into an LTTng session
 	// (libtadpole-lttng.so), no HQ.
 	caseTadpoleLTTng = "tadpole into LTTng"
 	// caseTadpoleLTTngNoSrc: tadpole into LTTng with lttng_source=off.
-	caseTadpoleLTTngNoSrc = "tadpole, no source"
+	caseTadpoleLTTngNoSrc = "tadpole, source off"
 )
 
 // sample is one JVM's result: ns per record (wall) and the logging
 // thread's CPU ns per record (the rest is waiting, for the CPU or for the
 // consumers).
-type sample struct{ ns, cpu float64 }
+type sample struct {
+	ns, cpu float64
+	// Into an LTTng session: the events in the trace, and those the
+	// session daemon (-1: no counter printed) and the trace report
+	// discarded.
+	recorded, discarded, lost int64
+}
 
 // measured holds every run's sample of each case in this process, for the
 // ratios the benchmarks and TestCompareJUL report.
@@ -104,10 +110,14 @@ func record(name string, s sample) {
 }
 
 // spread is the min, median and max of a case's runs: ns (wall) and, of
-// the run with the median wall time, cpu.
+// the run with the median wall time, cpu; cpu alone sorted as well; and
+// into an LTTng session, the fewest events a trace held and the records
+// discarded in all runs (-1: unknown).
 type spread struct {
-	n                int
-	min, median, max sample
+	n                      int
+	min, median, max       sample
+	cpuMin, cpuMed, cpuMax float64
+	recorded, discarded    int64
 }
 
 func lookup(name string) (spread, bool) {
@@ -118,7 +128,21 @@ func lookup(name string) (spread, bool) {
 		return spread{}, false
 	}
 	slices.SortFunc(runs, func(a, b sample) int { return cmp.Compare(a.ns, b.ns) })
-	return spread{n: len(runs), min: runs[0], median: runs[(len(runs)-1)/2], max: runs[len(runs)-1]}, true
+	sp := spread{n: len(runs), min: runs[0], median: runs[(len(runs)-1)/2], max: runs[len(runs)-1],
+		recorded: runs[0].recorded}
+	cpus := make([]float64, len(runs))
+	for i, r := range runs {
+		cpus[i] = r.cpu
+		sp.recorded = min(sp.recorded, r.recorded)
+		if r.discarded < 0 || sp.discarded < 0 {
+			sp.discarded = -1
+		} else {
+			sp.discarded += r.discarded + r.lost
+		}
+	}
+	slices.Sort(cpus)
+	sp.cpuMin, sp.cpuMed, sp.cpuMax = cpus[0], cpus[(len(cpus)-1)/2], cpus[len(cpus)-1]
+	return sp, true
 }
 
 // runJava runs JulBench and returns its sample.
@@ -145,6 +169,9 @@ func report(b *testing.B, name string, s sample) {
 	b.ReportMetric(s.ns, "ns/record")
 	b.ReportMetric(s.cpu, "cpu-ns/record")
 	b.ReportMetric(0, "ns/op")
+	if s.recorded > 0 {
+		b.ReportMetric(float64(s.discarded+s.lost), "discarded")
+	}
 	if name != caseNoop {
 		if noop, ok := lookup(caseNoop); ok {
 			b.ReportMetric(s.ns/noop.median.ns, "x-noop")
@@ -249,10 +276,15 @@ func runTadpole(tb testing.TB, n int) sample {
 // to run, so it reports the spread, and the ratios on the medians.
 const compareRounds = 5
 
-// TestCompareJUL runs the three cases side by side, in turn, and prints
-// their min / median / max ns per record and the ratios of the medians:
-// tadpole / no-op (tadpole's cost over the floor of a JUL record) and
-// LTTng / tadpole, and the same into an LTTng session.
+// TestCompareJUL runs the cases side by side, in turn, in one process:
+// the no-op handler, tadpole into HQ, tadpole into an LTTng session with
+// the source (the default) and with lttng_source=off, and the official
+// LTTng JUL agent into the same kind of session. It prints their min /
+// median / max ns per record, wall and logging-thread CPU, the events
+// each LTTng trace held and the records discarded (both must be right or
+// the run fails), and the ratios of the medians: tadpole / no-op
+// (tadpole's cost over the floor of a JUL record) and official agent /
+// tadpole, with the range of the ratio over the runs.
 func TestCompareJUL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("side-by-side benchmark")
@@ -267,39 +299,48 @@ func TestCompareJUL(t *testing.T) {
 			t.Run(fmt.Sprintf("%s#%d", c.name, r+1), func(t *testing.T) { record(c.name, c.run(t, minRecords)) })
 		}
 	}
-	fmt.Fprintf(os.Stdout, "\nJUL record on an enabled logger, side by side (%d runs of %d records each; ns/record wall, "+
-		"logging thread CPU of the median run):\n", compareRounds, minRecords)
-	fmt.Fprintf(os.Stdout, "  %-18s %8s %8s %8s %10s\n", "", "min", "median", "max", "CPU")
+	fmt.Fprintf(os.Stdout, "\nJUL record on an enabled logger, side by side (%d runs of %d records each after %d "+
+		"warm-up; ns/record: wall, and the logging thread's CPU time):\n", compareRounds, minRecords, warmup)
+	fmt.Fprintf(os.Stdout, "  %-20s %26s %26s %s\n", "", "wall min / median / max", "CPU min / median / max",
+		"LTTng session: events in trace (fewest), discarded (all runs)")
 	for _, c := range cases {
-		if s, ok := lookup(c.name); ok {
-			fmt.Fprintf(os.Stdout, "  %-18s %8.1f %8.1f %8.1f %10.1f  (%d runs)\n", c.name, s.min.ns, s.median.ns, s.max.ns,
-				s.median.cpu, s.n)
-		} else {
-			fmt.Fprintf(os.Stdout, "  %-18s not measured\n", c.name)
+		s, ok := lookup(c.name)
+		if !ok {
+			fmt.Fprintf(os.Stdout, "  %-20s not measured\n", c.name)
+			continue
 		}
+		lt := ""
+		if s.recorded > 0 {
+			lt = fmt.Sprintf("%d, %d", s.recorded, s.discarded)
+		}
+		fmt.Fprintf(os.Stdout, "  %-20s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f  %s\n", c.name, s.min.ns, s.median.ns,
+			s.max.ns, s.cpuMin, s.cpuMed, s.cpuMax, lt)
 	}
 	noop, okN := lookup(caseNoop)
 	tp, okT := lookup(caseTadpole)
 	lt, okL := lookup(caseLTTng)
 	if okN && okT {
-		fmt.Fprintf(os.Stdout, "  ratio tadpole / no-op handler (medians): %.2f×\n", tp.median.ns/noop.median.ns)
+		fmt.Fprintf(os.Stdout, "  ratio %s / no-op handler (medians): %.2f×\n", caseTadpole, tp.median.ns/noop.median.ns)
 	}
 	if okT && okL {
-		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole (medians): %.1f×\n", lt.median.ns/tp.median.ns)
+		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / %s (medians): %.1f×\n", caseTadpole, lt.median.ns/tp.median.ns)
 	}
-	// Into the same LTTng session: the official agent against tadpole.
-	if tl, ok := lookup(caseTadpoleLTTng); ok {
+	// Into the same LTTng session: the official agent against tadpole,
+	// with the source (as the official agent always records it) and
+	// without.
+	for _, c := range []string{caseTadpoleLTTng, caseTadpoleLTTngNoSrc} {
+		tl, ok := lookup(c)
+		if !ok {
+			continue
+		}
 		if okN {
-			fmt.Fprintf(os.Stdout, "  ratio tadpole into LTTng / no-op handler (medians): %.2f×\n", tl.median.ns/noop.median.ns)
+			fmt.Fprintf(os.Stdout, "  ratio %s / no-op handler (medians): %.2f×\n", c, tl.median.ns/noop.median.ns)
 		}
 		if okL {
-			fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole into LTTng (medians): %.1f×, logging thread CPU %.1f×\n",
-				lt.median.ns/tl.median.ns, lt.median.cpu/tl.median.cpu)
+			fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / %s (medians): wall %.1f× (range %.1f–%.1f×), "+
+				"logging thread CPU %.1f× (range %.1f–%.1f×)\n", c, lt.median.ns/tl.median.ns, lt.min.ns/tl.max.ns,
+				lt.max.ns/tl.min.ns, lt.cpuMed/tl.cpuMed, lt.cpuMin/tl.cpuMax, lt.cpuMax/tl.cpuMin)
 		}
-	}
-	if tn, ok := lookup(caseTadpoleLTTngNoSrc); ok && okL {
-		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / tadpole into LTTng, lttng_source=off (medians): %.1f×, logging thread CPU %.1f×\n",
-			lt.median.ns/tn.median.ns, lt.median.cpu/tn.median.cpu)
 	}
 	fmt.Fprintln(os.Stdout)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,6 +127,9 @@ func TestLTTngRecordJUL(t *testing.T) {
 		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
 	}
 	checkJULEvents(t, "tadpole", append(s1, s2...), from, to)
+	// No HQ, so no method tracing: the class was rewritten with call
+	// sites only, which named every record's source.
+	checkNoWalks(t, j)
 
 	for _, f := range officialJUL {
 		if _, err := os.Stat(f); err != nil {
@@ -212,6 +216,43 @@ func TestLTTngRecordJULNoSource(t *testing.T) {
 	}
 }
 
+// TestLTTngRecordJULStackWalk: with trace=none no class is rewritten, so
+// no call site names a record's source: the agent finds each on the stack,
+// with the same result.
+func TestLTTngRecordJULStackWalk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	e := Build(t)
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	sd := testpeers.StartSessiond(t)
+	from := time.Now()
+	j := startJLttng(t, e, sd, false, "trace=none")
+	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
+	j.End(t)
+	to := time.Now()
+	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
+		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
+	}
+	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
+		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
+	}
+	checkJULEvents(t, "tadpole, trace=none", append(s1, s2...), from, to)
+	m := walksRe.FindStringSubmatch(j.Stderr())
+	if m == nil {
+		t.Fatalf("JLttng did not print its source walks:\n%s", j.Stderr())
+	}
+	if n, _ := strconv.Atoi(m[1]); n < len(s1)+len(s2) {
+		t.Fatalf("%d records' sources came from the stack; want every one of the %d (no call sites)", n, len(s1)+len(s2))
+	}
+}
+
 // TestLTTngRecordJULWithHQ: with an HQ tracing too (logs=lttng, records to
 // both), the sessions record exactly what they enabled and HQ gets the
 // enabled loggers' records as markers.
@@ -238,6 +279,7 @@ func TestLTTngRecordJULWithHQ(t *testing.T) {
 	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
 		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
 	}
+	checkNoWalks(t, j)
 	cols := h.Collectors()
 	if len(cols) == 0 {
 		t.Fatal("no HQ run")
@@ -250,5 +292,20 @@ func TestLTTngRecordJULWithHQ(t *testing.T) {
 		if !strings.HasPrefix(v, "SEVERE ") {
 			t.Fatalf("HQ got shop.pay record %q; only SEVERE ones are enabled", v)
 		}
+	}
+}
+
+var walksRe = regexp.MustCompile(`tadpole source walks (\d+)`)
+
+// checkNoWalks checks that JLttng's records into LTTng took their source
+// from their call sites: the agent looked for none on the stack.
+func checkNoWalks(t *testing.T, j *jvm) {
+	t.Helper()
+	m := walksRe.FindStringSubmatch(j.Stderr())
+	if m == nil {
+		t.Fatalf("JLttng did not print its source walks:\n%s", j.Stderr())
+	}
+	if m[1] != "0" {
+		t.Fatalf("%s records' sources came from the stack; want every one from its call site", m[1])
 	}
 }

@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tadpole-trace/tadpole/jvm/classfile"
@@ -92,6 +93,16 @@ func (x *Instrumenter) instrumentParsed(c *classfile.Class) ([]byte, *ClassResul
 		mname, desc := c.MemberName(m), c.MemberDesc(m)
 		access := ASMAccess(m.Access, classfile.FindAttr(c.Pool, m.Attrs, "Deprecated") >= 0,
 			classfile.FindAttr(c.Pool, m.Attrs, "Synthetic") >= 0)
+		if x.cfg.SitesOnly {
+			// No method ids: the method keeps its code unless it calls a site.
+			err := x.instrumentMember(c, m, mname, desc, 0, pool)
+			if errors.Is(err, errNoSites) {
+				continue
+			}
+			changed = changed || err == nil
+			res.Methods = append(res.Methods, MethodResult{Name: mname, Desc: desc, Access: access, Err: err})
+			continue
+		}
 		var sig string
 		id, ok := x.methodID(name, mname, desc, access, func() string {
 			sig = Signature(name, mname, access, desc)

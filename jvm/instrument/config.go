@@ -50,6 +50,11 @@ type Config struct {
 	// Site and SiteEnd name the helper's site probes, with descriptors
 	// SiteDesc and SiteEndDesc. Defaults "site", "siteEnd".
 	Site, SiteEnd string
+	// SitesOnly adds the site probes alone (see Call sites): no entry,
+	// exit, thrown or bubble probes, no method ids asked; a method without
+	// a site call is left unchanged and not listed in the ClassResult.
+	// Requires Sites and SiteID.
+	SitesOnly bool
 	// MethodSig, when set, is used instead of MethodID: it gets the
 	// method's Bytefrog signature (Signature) and access flags as well,
 	// so that ids can be registered by signature.
@@ -95,6 +100,9 @@ func (c *Config) Verify() error {
 		if n == "" || strings.ContainsAny(n, ".;[/<>") {
 			return errors.Join(ErrConfig, errors.New("instrument: bad probe method name "+n))
 		}
+	}
+	if c.SitesOnly && (len(c.Sites) == 0 || c.SiteID == nil) {
+		return errors.Join(ErrConfig, errors.New("instrument: SitesOnly without Sites and SiteID"))
 	}
 	return nil
 }

@@ -34,6 +34,10 @@ var (
 	ErrNoStackMap = errors.New("instrument: StackMapTable missing")
 )
 
+// errNoSites: with Config.SitesOnly, a method without a site call, which
+// is left as it is and not listed.
+var errNoSites = errors.New("instrument: no call site")
+
 // CodeError is a problem at a bytecode offset of one method.
 type CodeError struct {
 	Offset int

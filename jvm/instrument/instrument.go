@@ -106,7 +106,14 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 			return nil, err
 		}
 	}
-	if err := x.refs.resolve(&x.cfg, pool); err != nil {
+	sitesOnly := x.cfg.SitesOnly
+	if sitesOnly {
+		if x.refs.throwable == 0 {
+			if x.refs.throwable, err = pool.Class("java/lang/Throwable"); err != nil {
+				return nil, err
+			}
+		}
+	} else if err := x.refs.resolve(&x.cfg, pool); err != nil {
 		return nil, err
 	}
 	lines := newLineTable(c.Lines)
@@ -124,6 +131,9 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 			if chunks, err = x.siteChunks(chunks, m, insns, i, code, pool, lines); err != nil {
 				return nil, err
 			}
+		}
+		if sitesOnly {
+			continue
 		}
 		if i == entry {
 			var b []byte
@@ -156,6 +166,9 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		}
 		chunks = append(chunks, Chunk{At: in.Off, Owned: true, Bytes: b})
 	}
+	if sitesOnly && len(chunks) == 0 {
+		return nil, errNoSites
+	}
 	if sites {
 		sortChunks(chunks)
 	}
@@ -175,7 +188,14 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 	if x.cfg.PassThrowable {
 		hhead, stack = dupHead, probeStack+1
 	}
-	x.arena, handler, err = probeHead(x.arena, x.refs.bubble, pool, hhead, []byte{byte(OpAthrow)}, idPush, false, 0)
+	if sitesOnly {
+		// The site probe pushes its id over the call's operands; the
+		// handler holds the exception alone.
+		x.arena, handler, err = probe(x.arena, x.sites.end, pool, []byte{byte(OpAthrow)}, nil, false, 0)
+		stack = 1
+	} else {
+		x.arena, handler, err = probeHead(x.arena, x.refs.bubble, pool, hhead, []byte{byte(OpAthrow)}, idPush, false, 0)
+	}
 	if err != nil {
 		return nil, err
 	}

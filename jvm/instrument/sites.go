@@ -38,6 +38,18 @@ type SiteFunc func(class, method, desc string, line int32, owner, name string) (
 // without walking the stack: the source of a log record is its call site.
 // A call that throws skips siteEnd; the helper's bubble probe, or the next
 // site, replaces the stale id.
+//
+// With Config.SitesOnly a class gets the site probes alone: the methods
+// without a site call are left as they are, and each method with one gets,
+// instead of the method probes, a catch-all handler that clears the site
+// when an exception leaves the method (the bubble probe's part in the full
+// rewrite):
+//
+//	[nop*] invokestatic siteEnd()V; athrow   (handler of [start, itself), stack [Throwable])
+//
+// So the cost of a class no one traces is the site probes of its log
+// calls, and the same class rewritten later with the method probes keeps
+// its sites (the ids come from SiteID).
 
 // siteRefs are the pool indexes of the site probes of the current class.
 type siteRefs struct{ site, end uint16 }

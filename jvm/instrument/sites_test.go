@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tadpole-trace/tadpole/jvm/classfile"
 )
 
 // logSites are the java.util.logging.Logger methods whose callers name
@@ -27,19 +29,38 @@ type site struct {
 // and runs it under -Xverify:all: each record's handler sees the id of the
 // call that made it, whose method and line are those of the call in the
 // source, and records of calls that are not sites see none.
+//
+// With SitesOnly the same holds (a handler that throws out of a method
+// clears its site through the method's catch-all), only the methods that
+// call a site are rewritten, and no method probe is added.
 func TestSitesVerify(t *testing.T) {
 	javac := requireTool(t, "javac")
 	java := requireTool(t, "java")
 	dir := t.TempDir()
-	classes, out := filepath.Join(dir, "classes"), filepath.Join(dir, "out")
+	classes := filepath.Join(dir, "classes")
 	srcs, _ := filepath.Glob("testdata/java/sites/tadpole/sites/*.java")
 	run(t, javac, append([]string{"-g", "-d", classes}, srcs...)...)
 	want, _ := run(t, java, "-cp", classes, "tadpole.sites.Main")
+	for _, sitesOnly := range []bool{false, true} {
+		name := "full"
+		if sitesOnly {
+			name = "sitesonly"
+		}
+		t.Run(name, func(t *testing.T) {
+			checkSites(t, java, classes, filepath.Join(dir, name), want, sitesOnly)
+		})
+	}
+}
 
+// sitesOnlyMethods are the methods of the test program that call a site.
+var sitesOnlyMethods = []string{"plain", "loop", "twice", "disabledThenExplicit", "supplier", "throwing", "ternary"}
+
+func checkSites(t *testing.T, java, classes, out, want string, sitesOnly bool) {
 	var sites []site
 	cfg := DefaultConfig()
 	cfg.Helper = "tadpole/sites/Probe"
 	cfg.Sites = logSites
+	cfg.SitesOnly = sitesOnly
 	cfg.SiteID = func(class, method, desc string, line int32, owner, name string) (int32, bool) {
 		sites = append(sites, site{class, method, line})
 		return int32(len(sites)), true
@@ -49,9 +70,53 @@ func TestSitesVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range instrumentDir(t, x, classes, out) {
+		var names []string
 		for _, m := range r.Methods {
 			if m.Err != nil {
 				t.Errorf("%s.%s%s not instrumented: %v", r.Class, m.Name, m.Desc, m.Err)
+			}
+			names = append(names, m.Name)
+		}
+		if !sitesOnly {
+			continue
+		}
+		if r.Class != "tadpole/sites/Main" {
+			names = nil // no site anywhere else
+		}
+		if len(r.Methods) > 0 && r.Class != "tadpole/sites/Main" || !slices.Equal(names, nil) &&
+			!slices.Equal(names, sitesOnlyMethods) {
+			t.Errorf("sites only: %s rewrote %v; want only %v of Main", r.Class, names, sitesOnlyMethods)
+		}
+	}
+	if sitesOnly {
+		// Not a single method probe: the helper's enter, exit, thrown and
+		// bubble are never referenced.
+		filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".class") {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			c, err := classfile.Parse(b)
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			for i := 1; i < c.Pool.Count(); i++ {
+				if c.Pool.Tag(uint16(i)) != classfile.TagMethodref {
+					continue
+				}
+				owner, name, _ := c.Pool.MemberRef(uint16(i))
+				if owner == cfg.Helper && slices.Contains([]string{cfg.Enter, cfg.Exit, cfg.Thrown, cfg.Bubble}, name) {
+					t.Errorf("sites only: %s calls the method probe %s", p, name)
+				}
+			}
+			return nil
+		})
+		for _, m := range sitesOnlyMethods {
+			if !slices.ContainsFunc(sites, func(s site) bool { return s.method == m }) {
+				t.Errorf("sites only: no site in %s: %+v", m, sites)
 			}
 		}
 	}

@@ -28,9 +28,12 @@ final class JulHandler extends Handler {
 		return name;
 	}
 
-	/* One native per record: it decides on the record from the logger's
-	 * state (kept in C), copies the strings into the thread's buffer and
-	 * sees renames from the name's hash. */
+	/* One native per record, wherever it goes (HQ, LTTng sessions, both):
+	 * it decides on the record from the logger's state (kept in C),
+	 * copies the strings into the thread's buffer or the LTTng event and
+	 * sees renames from the name's hash. The record's time, thread id and
+	 * call site go along for LTTng, as the official LTTng agent records
+	 * them. */
 	@Override
 	public void publish(LogRecord r) {
 		if (r == null || !name.equals(r.getLoggerName())) {
@@ -45,14 +48,10 @@ final class JulHandler extends Handler {
 			msg = "";
 		}
 		String t = Thread.currentThread().getName();
-		if (Tadpole.log0(handle, l.intValue(), standard(l) ? null : l.getName(), msg, msg.length(), t,
-				t.hashCode()) != 0) {
-			// An LTTng session records it: with its source, time and
-			// thread, as the official LTTng agent does.
-			java.util.function.IntSupplier s = Tadpole.sites;
-			Tadpole.lttng0(handle, r, msg, name, r.getMillis(), l.intValue(), r.getThreadID(),
-					s != null ? s.getAsInt() : 0);
-		}
+		// Set only when call sites are on (LTTng recording with sources).
+		java.util.function.IntSupplier s = Tadpole.sites;
+		Tadpole.log0(handle, l.intValue(), standard(l) ? null : l.getName(), msg, msg.length(), t, t.hashCode(), r,
+				r.getMillis(), r.getThreadID(), s != null ? s.getAsInt() : 0);
 	}
 
 	/* standard reports whether l is one of java.util.logging's own levels,

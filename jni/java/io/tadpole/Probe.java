@@ -93,27 +93,42 @@ public final class Probe {
 	/**
 	 * Per thread, the call site of the java.util.logging call running on
 	 * it (jvm/instrument's call-site probes; the agent maps the id to the
-	 * calling class and method), 0 outside one: the source of a record
+	 * calling class and method) with the site generation it was set in,
+	 * {@code gen << 32 | id}, 0 outside one: the source of a record
 	 * without a stack walk.
 	 */
-	static final ThreadLocal<int[]> SITE = new ThreadLocal<int[]>();
+	static final ThreadLocal<long[]> SITE = new ThreadLocal<long[]>();
+
+	/**
+	 * The site generation, set by the agent: 0 while no LTTng session
+	 * records JUL events (then the site probes cost one read), else a new
+	 * value each time one begins to, so that a site set in an earlier
+	 * generation and never cleared (its siteEnd came while off) is no
+	 * record's source.
+	 */
+	static volatile int siteGen;
 
 	public static void site(int id) {
+		int g = siteGen;
+		if (g == 0)
+			return;
 		try {
-			int[] s = SITE.get();
+			long[] s = SITE.get();
 			if (s == null) {
-				s = new int[1];
+				s = new long[1];
 				SITE.set(s);
 			}
-			s[0] = id;
+			s[0] = (long) g << 32 | (id & 0xFFFFFFFFL);
 		} catch (Throwable x) {
 			// never into the application
 		}
 	}
 
 	public static void siteEnd() {
+		if (siteGen == 0)
+			return;
 		try {
-			int[] s = SITE.get();
+			long[] s = SITE.get();
 			if (s != null)
 				s[0] = 0;
 		} catch (Throwable x) {
@@ -130,12 +145,15 @@ public final class Probe {
 	static final class Sites implements java.util.function.IntSupplier {
 		@Override
 		public int getAsInt() {
-			int[] s = SITE.get();
+			int g = siteGen;
+			if (g == 0)
+				return 0;
+			long[] s = SITE.get();
 			if (s == null)
 				return 0;
-			int v = s[0];
+			long v = s[0];
 			s[0] = 0;
-			return v;
+			return (int) (v >>> 32) == g ? (int) v : 0;
 		}
 	}
 

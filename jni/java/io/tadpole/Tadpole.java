@@ -73,18 +73,14 @@ public final class Tadpole {
 
 	static native boolean loggerEnabled0(int handle);
 
-	/* levelName is null for java.util.logging's standard levels; msgLength
-	 * is msg.length(). */
-	static native int log0(int handle, int level, String levelName, String msg, int msgLength, String threadName,
-			int nameHash);
-
-	/* Records a JUL record (a java.util.logging.LogRecord) log0 returned 1
-	 * for into the LTTng sessions, as the official LTTng agent's
-	 * lttng_jul:event; the native names the record's source from site
-	 * (its call site, when the calling class was rewritten; 0: none) or
-	 * finds it. */
-	static native void lttng0(int handle, Object record, String msg, String loggerName, long millis, int level,
-			int threadId, int site);
+	/* Records a JUL record (record, a java.util.logging.LogRecord) of logger
+	 * handle into HQ and the LTTng sessions that want it. levelName is null
+	 * for java.util.logging's standard levels; msgLength is msg.length();
+	 * millis and threadId are the record's; site is its call site (when
+	 * the calling class was rewritten; 0: none), from which the native
+	 * names the LTTng event's source, or else finds it. */
+	static native void log0(int handle, int level, String levelName, String msg, int msgLength, String threadName,
+			int nameHash, Object record, long millis, int threadId, int site);
 
 	static native boolean initialized0(Class<?> c);
 
