@@ -38,6 +38,7 @@ func TestExampleC(t *testing.T) {
 			if res.Err != nil {
 				t.Fatalf("example: %v\n%s", res.Err, res.Stderr)
 			}
+			t.Logf("example's stderr:\n%s", res.Stderr)
 			reps, cols := h.WaitRuns(t, 1)
 			testhq.CheckClean(t, reps[0], cols[0], -1)
 			const orders, workers = 20000, 4
