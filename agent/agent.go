@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,12 @@ func Start(ctx context.Context, cfg Config) (*Agent, error) {
 	err = a.start(ctx, once, false)
 	if err != nil && cfg.HQRetry > 0 && errors.Is(err, ErrNoHQ) && retryable(err) {
 		log.oncef("start:"+err.Error(), LevelWarn, "running untraced: %v; trying again every %v", err, cfg.HQRetry)
+		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+			// No answer within the first bound, as from a busy host's HQ:
+			// the first try in the background waits the whole connect
+			// timeout, at once rather than a retry interval later.
+			a.poke <- struct{}{}
+		}
 		a.retry.Add(1)
 		go a.retryLoop()
 		return a, nil
