@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jvmhost.h"
@@ -136,9 +137,11 @@ static int64_t *tpj_copy_buf(void) {
  * record come after its calls.
  *
  * Back-pressure: at most TPJ_POOL_MAX buffers exist. A thread that finds
- * none free converts itself, under tpj_conv_mu after the queue (it helps
- * the converter, then waits in SubmitProbes as any hand-over does while HQ
- * is behind: stall_timeout bounds it). Nothing is dropped.
+ * none free waits (without CPU) until the converter puts one back: the
+ * converter itself waits only where any hand-over waits while HQ is behind
+ * (stall_timeout bounds that; a paused run holds it, as it holds every
+ * recording thread). Should the converter be gone, the thread converts its
+ * buffer itself, under tpj_conv_mu after the queue. Nothing is dropped.
  *
  * While the queue is empty the converter waits in Go on a pipe; the first
  * thread to push then writes a byte to it (tpj_q_sleeping, as capi's
@@ -160,22 +163,52 @@ static pthread_mutex_t tpj_conv_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t tpj_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct tpj_pbuf *tpj_pool;
 static int tpj_nbufs;
+static int tpj_pool_waiters;
+static pthread_cond_t tpj_pool_cv = PTHREAD_COND_INITIALIZER;
 /* The converter's pipe (write end; -1 without converter). */
 static _Atomic int tpj_q_fd = -1;
 static atomic_int tpj_q_sleeping;
 
+/* How long a thread waiting for a free buffer sleeps before it checks
+ * that the converter still runs (ns). */
+#define TPJ_POOL_WAIT_NS 10000000
+
+/* tpj_pool_take returns a free buffer, a new one while fewer than
+ * TPJ_POOL_MAX exist, or waits for the converter to put one back. NULL
+ * when there is no converter (or out of memory): the caller converts. */
 static struct tpj_pbuf *tpj_pool_take(void) {
 	pthread_mutex_lock(&tpj_pool_mu);
-	struct tpj_pbuf *b = tpj_pool;
-	if (b != NULL)
-		tpj_pool = b->next;
-	else if (tpj_nbufs < TPJ_POOL_MAX && (b = malloc(sizeof *b)) != NULL)
-		tpj_nbufs++;
+	struct tpj_pbuf *b;
+	for (;;) {
+		b = tpj_pool;
+		if (b != NULL) {
+			tpj_pool = b->next;
+			break;
+		}
+		if (tpj_nbufs < TPJ_POOL_MAX) {
+			if ((b = malloc(sizeof *b)) != NULL)
+				tpj_nbufs++;
+			break;
+		}
+		if (atomic_load(&tpj_q_fd) < 0)
+			break;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += TPJ_POOL_WAIT_NS;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		tpj_pool_waiters++;
+		pthread_cond_timedwait(&tpj_pool_cv, &tpj_pool_mu, &ts);
+		tpj_pool_waiters--;
+	}
 	pthread_mutex_unlock(&tpj_pool_mu);
 	return b;
 }
 
-/* tpj_pool_put puts the buffers of list (linked by next) back. */
+/* tpj_pool_put puts the buffers of list (linked by next) back and wakes
+ * the threads waiting for one. */
 static void tpj_pool_put(struct tpj_pbuf *list) {
 	if (list == NULL)
 		return;
@@ -185,6 +218,8 @@ static void tpj_pool_put(struct tpj_pbuf *list) {
 	pthread_mutex_lock(&tpj_pool_mu);
 	last->next = tpj_pool;
 	tpj_pool = list;
+	if (tpj_pool_waiters > 0)
+		pthread_cond_broadcast(&tpj_pool_cv);
 	pthread_mutex_unlock(&tpj_pool_mu);
 }
 
