@@ -36,6 +36,7 @@ static void tpj_enable_hook(void);
 static jclass tpj_probe_class; /* global ref */
 static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
 static jfieldID tpj_probe_on;
+static jfieldID tpj_probe_hot; /* Probe.HOT, the Buf per thread id slot */
 static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid, tpj_buf_gen, tpj_probe_gen, tpj_buf_last;
 /* 1 when the loaded classes are to be retransformed (HQ's filters changed). */
 static atomic_int tpj_retransform_wanted;
@@ -533,8 +534,9 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		tpj_buf_gen = (*env)->GetFieldID(env, buf, "bufGen", "I");
 		tpj_buf_last = (*env)->GetFieldID(env, buf, "last", "J");
 		tpj_probe_gen = (*env)->GetStaticFieldID(env, c, "gen", "I");
+		tpj_probe_hot = (*env)->GetStaticFieldID(env, c, "HOT", "[Lio/tadpole/Probe$Buf;");
 		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
-		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL) {
+		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL || tpj_probe_hot == NULL) {
 			tpj_exc(env);
 			tpj_warn("io.tadpole.Probe lacks its fields: methods are not traced");
 			return -1;
@@ -567,6 +569,25 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 	return 0;
 }
 
+/* Probe.NHOT: the slots of Probe.HOT. */
+#define TPJ_NHOT 1024
+
+/* tpj_unhot clears the slot of Probe.HOT that holds buf (of an ending
+ * thread), so that HOT keeps live threads' buffers only. */
+static void tpj_unhot(JNIEnv *env, jobject buf) {
+	jobjectArray hot = (jobjectArray)(*env)->GetStaticObjectField(env, tpj_probe_class, tpj_probe_hot);
+	if (hot == NULL)
+		return;
+	jsize i = (jsize)((*env)->GetLongField(env, buf, tpj_buf_tid) & (TPJ_NHOT - 1));
+	jobject e = (*env)->GetObjectArrayElement(env, hot, i);
+	if (!tpj_exc(env) && e != NULL && (*env)->IsSameObject(env, e, buf))
+		(*env)->SetObjectArrayElement(env, hot, i, NULL);
+	tpj_exc(env);
+	if (e != NULL)
+		(*env)->DeleteLocalRef(env, e);
+	(*env)->DeleteLocalRef(env, hot);
+}
+
 void tpj_probe_thread_end(JNIEnv *env) {
 	jobject b = tpj_my_buf;
 	if (b == NULL)
@@ -577,6 +598,7 @@ void tpj_probe_thread_end(JNIEnv *env) {
 	if (atomic_load(&tpj_probe_bound)) {
 		tadpole_flush(); /* its name and log records first */
 		tpj_flush_buf(env, b);
+		tpj_unhot(env, b);
 	}
 	pthread_mutex_lock(&tpj_reg_mu);
 	for (int i = 0; i < tpj_nreg; i++) {
