@@ -165,6 +165,9 @@ static pthread_mutex_t tpj_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct tpj_pbuf *tpj_pool;
 static int tpj_nbufs;
 static int tpj_pool_waiters;
+static int tpj_nfree; /* buffers in tpj_pool */
+/* Free buffers a waiting thread waits for. */
+#define TPJ_POOL_LOW (TPJ_POOL_MAX / 4)
 static pthread_cond_t tpj_pool_cv = PTHREAD_COND_INITIALIZER;
 /* The converter's pipe (write end; -1 without converter). */
 static _Atomic int tpj_q_fd = -1;
@@ -180,10 +183,15 @@ static atomic_int tpj_q_sleeping;
 static struct tpj_pbuf *tpj_pool_take(void) {
 	pthread_mutex_lock(&tpj_pool_mu);
 	struct tpj_pbuf *b;
+	int waited = 0;
 	for (;;) {
 		b = tpj_pool;
+		/* Having waited, it wakes with TPJ_POOL_LOW buffers free at least
+		 * (or after a timeout): one sleep per several hand-overs, not one
+		 * per buffer, while the converter is behind. */
 		if (b != NULL) {
 			tpj_pool = b->next;
+			tpj_nfree--;
 			break;
 		}
 		if (tpj_nbufs < TPJ_POOL_MAX) {
@@ -201,7 +209,10 @@ static struct tpj_pbuf *tpj_pool_take(void) {
 			ts.tv_nsec -= 1000000000;
 		}
 		tpj_pool_waiters++;
-		pthread_cond_timedwait(&tpj_pool_cv, &tpj_pool_mu, &ts);
+		do
+			waited = pthread_cond_timedwait(&tpj_pool_cv, &tpj_pool_mu, &ts);
+		while (waited == 0 && tpj_nfree < TPJ_POOL_LOW && atomic_load(&tpj_q) != NULL &&
+		       atomic_load(&tpj_q_fd) >= 0);
 		tpj_pool_waiters--;
 	}
 	pthread_mutex_unlock(&tpj_pool_mu);
@@ -209,17 +220,19 @@ static struct tpj_pbuf *tpj_pool_take(void) {
 }
 
 /* tpj_pool_put puts the buffers of list (linked by next) back and wakes
- * the threads waiting for one. */
+ * the threads waiting for some. */
 static void tpj_pool_put(struct tpj_pbuf *list) {
 	if (list == NULL)
 		return;
+	int n = 1;
 	struct tpj_pbuf *last = list;
-	while (last->next != NULL)
+	for (; last->next != NULL; n++)
 		last = last->next;
 	pthread_mutex_lock(&tpj_pool_mu);
 	last->next = tpj_pool;
 	tpj_pool = list;
-	if (tpj_pool_waiters > 0)
+	tpj_nfree += n;
+	if (tpj_pool_waiters > 0 && (tpj_nfree >= TPJ_POOL_LOW || atomic_load(&tpj_q) == NULL))
 		pthread_cond_broadcast(&tpj_pool_cv);
 	pthread_mutex_unlock(&tpj_pool_mu);
 }
