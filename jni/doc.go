@@ -143,8 +143,11 @@
 // ClassTransformFailed). A class that fails to rewrite loads unchanged.
 //
 // Probes append one long per event to the thread's Java buffer; a full
-// buffer crosses JNI once (flush0) and reaches the agent as one host batch
-// (host.SubmitProbes). ThreadEnd flushes the ending thread's buffer before
+// buffer crosses JNI once (flush0), is copied into a pool buffer and queued
+// (lock-free) for the converter goroutine, which hands each queued buffer
+// to the agent as one host batch (host.SubmitProbes), oldest first; a
+// thread that finds the pool empty waits for the converter to free a
+// buffer. ThreadEnd flushes the ending thread's buffer, after the queue, before
 // its BatchEnd record, VMDeath every registered buffer before tadpole_stop;
 // the thread's C API buffer (its name) is handed over first. With
 // jul_order=on a JUL record (log0) first hands the thread's probe events

@@ -4,14 +4,19 @@
  * io.tadpole.Probe, which the agent puts on the bootstrap class path in a
  * generated one-package jar and whose natives are bound here. A thread's
  * events sit in its Java long[] buffer; flush0 copies a full buffer once
- * and hands it to the Go side (one crossing per buffer). ThreadEnd and
- * VMDeath flush what the buffers hold: each thread's Probe$Buf is kept as a
+ * into a buffer of the hand-over pool and pushes it onto the hand-over
+ * queue (lock-free), and one Go goroutine (the converter, probe.go) turns
+ * the queued buffers into host batches, oldest first: the traced thread
+ * pays a copy, not the conversion. ThreadEnd and VMDeath flush what the
+ * buffers hold, after the queue: each thread's Probe$Buf is kept as a
  * global reference in a registry. See doc.go, Method tracing.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "jvmhost.h"
 #include "tpjc.h"
@@ -38,6 +43,7 @@ static atomic_int tpj_sites_only;
 static jclass tpj_probe_class; /* global ref */
 static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
 static jfieldID tpj_probe_on;
+static jfieldID tpj_probe_hot; /* Probe.HOT, the Buf per thread id slot */
 static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid, tpj_buf_gen, tpj_probe_gen, tpj_buf_last;
 /* 1 when the loaded classes are to be retransformed (HQ's filters changed). */
 static atomic_int tpj_retransform_wanted;
@@ -51,6 +57,9 @@ static __thread int tpj_my_flushed;
 /* 1 when the thread logged into its C API buffer since its last probe
  * flush: that buffer goes first at the next one (jul_order=on). */
 static __thread int tpj_my_logged;
+/* 1 when the thread queued a buffer for the converter since its last
+ * synchronous hand-over. */
+static __thread int tpj_my_queued;
 /* jul_order=on: JUL records keep their order with the thread's calls. */
 static int tpj_jul_order;
 
@@ -175,20 +184,211 @@ static int64_t *tpj_copy_buf(void) {
 	return tpj_my_copy;
 }
 
-static void tpj_flush_array(JNIEnv *env, jlongArray a, jint n, jlong tid) {
-	if (n <= 0 || a == NULL)
+/*
+ * The hand-over queue. A thread's full Java buffer is copied into a pool
+ * buffer and pushed here (newest first, one CAS); the converter goroutine
+ * (probe.go, tpj_q_drain) takes the whole queue, hands the buffers to the
+ * agent oldest first, each as one host.SubmitProbes, and puts them back in
+ * the pool. Every hand-over of probe words holds tpj_conv_mu and first
+ * drains the queue, so a thread's buffers reach the agent in its order,
+ * whoever converts them. The synchronous hand-overs (thread end, VM death,
+ * a JUL record with jul_order=on) thus also wait for the buffers queued
+ * before them: the thread's BatchEnd record, tadpole_stop and the log
+ * record come after its calls.
+ *
+ * Back-pressure: at most TPJ_POOL_MAX buffers exist. A thread that finds
+ * none free waits (without CPU) until the converter puts one back: the
+ * converter itself waits only where any hand-over waits while HQ is behind
+ * (stall_timeout bounds that; a paused run holds it, as it holds every
+ * recording thread). Should the converter be gone, the thread converts its
+ * buffer itself, under tpj_conv_mu after the queue. Nothing is dropped.
+ *
+ * While the queue is empty the converter waits in Go on a pipe; the first
+ * thread to push then writes a byte to it (tpj_q_sleeping, as capi's
+ * drain). Without the converter (no pipe) every hand-over converts on the
+ * calling thread, as the fallback does.
+ */
+struct tpj_pbuf {
+	struct tpj_pbuf *next;
+	int64_t tid;
+	int n;
+	int64_t w[TPJ_PROBE_SIZE];
+};
+
+#define TPJ_POOL_MAX 32
+
+static _Atomic(struct tpj_pbuf *) tpj_q;
+static pthread_mutex_t tpj_conv_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Under tpj_pool_mu: the free buffers and how many exist. */
+static pthread_mutex_t tpj_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct tpj_pbuf *tpj_pool;
+static int tpj_nbufs;
+static int tpj_pool_waiters;
+static int tpj_nfree; /* buffers in tpj_pool */
+/* Free buffers a waiting thread waits for. */
+#define TPJ_POOL_LOW (TPJ_POOL_MAX / 4)
+static pthread_cond_t tpj_pool_cv = PTHREAD_COND_INITIALIZER;
+/* The converter's pipe (write end; -1 without converter). */
+static _Atomic int tpj_q_fd = -1;
+static atomic_int tpj_q_sleeping;
+
+/* How long a thread waiting for a free buffer sleeps before it checks
+ * that the converter still runs (ns). */
+#define TPJ_POOL_WAIT_NS 10000000
+
+/* tpj_pool_take returns a free buffer, a new one while fewer than
+ * TPJ_POOL_MAX exist, or waits for the converter to put one back. NULL
+ * when there is no converter (or out of memory): the caller converts. */
+static struct tpj_pbuf *tpj_pool_take(void) {
+	pthread_mutex_lock(&tpj_pool_mu);
+	struct tpj_pbuf *b;
+	int waited = 0;
+	for (;;) {
+		b = tpj_pool;
+		/* Having waited, it wakes with TPJ_POOL_LOW buffers free at least
+		 * (or after a timeout): one sleep per several hand-overs, not one
+		 * per buffer, while the converter is behind. */
+		if (b != NULL) {
+			tpj_pool = b->next;
+			tpj_nfree--;
+			break;
+		}
+		if (tpj_nbufs < TPJ_POOL_MAX) {
+			if ((b = malloc(sizeof *b)) != NULL)
+				tpj_nbufs++;
+			break;
+		}
+		if (atomic_load(&tpj_q_fd) < 0)
+			break;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += TPJ_POOL_WAIT_NS;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		tpj_pool_waiters++;
+		do
+			waited = pthread_cond_timedwait(&tpj_pool_cv, &tpj_pool_mu, &ts);
+		while (waited == 0 && tpj_nfree < TPJ_POOL_LOW && atomic_load(&tpj_q) != NULL &&
+		       atomic_load(&tpj_q_fd) >= 0);
+		tpj_pool_waiters--;
+	}
+	pthread_mutex_unlock(&tpj_pool_mu);
+	return b;
+}
+
+/* tpj_pool_put puts the buffers of list (linked by next) back and wakes
+ * the threads waiting for some. */
+static void tpj_pool_put(struct tpj_pbuf *list) {
+	if (list == NULL)
 		return;
+	int n = 1;
+	struct tpj_pbuf *last = list;
+	for (; last->next != NULL; n++)
+		last = last->next;
+	pthread_mutex_lock(&tpj_pool_mu);
+	last->next = tpj_pool;
+	tpj_pool = list;
+	tpj_nfree += n;
+	if (tpj_pool_waiters > 0 && (tpj_nfree >= TPJ_POOL_LOW || atomic_load(&tpj_q) == NULL))
+		pthread_cond_broadcast(&tpj_pool_cv);
+	pthread_mutex_unlock(&tpj_pool_mu);
+}
+
+static void tpj_q_push(struct tpj_pbuf *b) {
+	struct tpj_pbuf *head = atomic_load_explicit(&tpj_q, memory_order_relaxed);
+	do {
+		b->next = head;
+	} while (!atomic_compare_exchange_weak(&tpj_q, &head, b));
+	/* After the push: a converter going to sleep sets the flag, then looks
+	 * at the queue (both sequentially consistent). */
+	if (atomic_load(&tpj_q_sleeping) && atomic_exchange(&tpj_q_sleeping, 0)) {
+		int fd = atomic_load(&tpj_q_fd);
+		if (fd >= 0) {
+			ssize_t r = write(fd, "p", 1); /* non-blocking: a full pipe has a wake-up pending */
+			(void)r;
+		}
+	}
+}
+
+/* tpj_q_drain_locked hands every queued buffer to the agent, oldest
+ * first; tpj_conv_mu is held. It returns the number of buffers. */
+static int tpj_q_drain_locked(void) {
+	struct tpj_pbuf *l = atomic_exchange(&tpj_q, NULL);
+	struct tpj_pbuf *fifo = NULL;
+	int n = 0;
+	while (l != NULL) {
+		struct tpj_pbuf *b = l;
+		l = b->next;
+		b->next = fifo;
+		fifo = b;
+		n++;
+	}
+	for (struct tpj_pbuf *b = fifo; b != NULL; b = b->next)
+		tpjGoProbeFlush(b->tid, b->w, b->n);
+	tpj_pool_put(fifo);
+	return n;
+}
+
+int tpj_q_drain(void) {
+	pthread_mutex_lock(&tpj_conv_mu);
+	int n = tpj_q_drain_locked();
+	pthread_mutex_unlock(&tpj_conv_mu);
+	return n;
+}
+
+int tpj_q_idle(void) {
+	atomic_store(&tpj_q_sleeping, 1);
+	if (atomic_load(&tpj_q) == NULL)
+		return 0;
+	atomic_store(&tpj_q_sleeping, 0);
+	return 1;
+}
+
+void tpj_q_set_fd(int fd) { atomic_store(&tpj_q_fd, fd); }
+
+/* tpj_flush_sync hands n words of a to the agent from the calling thread,
+ * after every queued buffer. */
+static void tpj_flush_sync(JNIEnv *env, jlongArray a, jint n, jlong tid) {
+	int64_t *p = n > 0 && a != NULL ? tpj_copy_buf() : NULL;
+	if (p != NULL) {
+		(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)p);
+		if ((*env)->ExceptionCheck(env)) {
+			(*env)->ExceptionClear(env);
+			p = NULL;
+		}
+	}
+	pthread_mutex_lock(&tpj_conv_mu);
+	tpj_q_drain_locked();
+	if (p != NULL)
+		tpjGoProbeFlush((int64_t)tid, p, (int)n);
+	pthread_mutex_unlock(&tpj_conv_mu);
+	tpj_my_queued = 0;
+}
+
+/* tpj_flush_array hands n words of a over: queued for the converter, or
+ * (sync, no converter, no free buffer) converted by the calling thread
+ * after what is queued. */
+static void tpj_flush_array(JNIEnv *env, jlongArray a, jint n, jlong tid, int sync) {
 	if (n > TPJ_PROBE_SIZE)
 		n = TPJ_PROBE_SIZE;
-	int64_t *p = tpj_copy_buf();
-	if (p == NULL)
-		return;
-	(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)p);
-	if ((*env)->ExceptionCheck(env)) {
-		(*env)->ExceptionClear(env);
+	if (n <= 0 || a == NULL)
+		n = 0;
+	struct tpj_pbuf *b = NULL;
+	if (!sync && n > 0 && atomic_load_explicit(&tpj_q_fd, memory_order_relaxed) >= 0)
+		b = tpj_pool_take();
+	if (b == NULL) {
+		if (n > 0 || sync)
+			tpj_flush_sync(env, a, n, tid);
 		return;
 	}
-	tpjGoProbeFlush((int64_t)tid, p, (int)n);
+	/* a is the Buf's own long[SIZE] and n <= SIZE: no exception to check. */
+	(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)b->w);
+	b->tid = (int64_t)tid;
+	b->n = (int)n;
+	tpj_q_push(b);
+	tpj_my_queued = 1;
 }
 
 static void JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlongArray a, jint n, jlong tid) {
@@ -201,7 +401,7 @@ static void JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlongArray a, jint 
 		tpj_my_flushed = 1;
 		tpj_my_logged = 0;
 	}
-	tpj_flush_array(env, a, n, tid);
+	tpj_flush_array(env, a, n, tid, 0);
 }
 
 static void JNICALL tpj_probe_register(JNIEnv *env, jclass cls, jobject buf) {
@@ -350,7 +550,8 @@ static JNINativeMethod tpj_probe_methods[] = {
 	{"retransform0", "()V", (void *)tpj_probe_retransform0},
 };
 
-/* tpj_flush_buf hands what buf holds to the agent and empties it. */
+/* tpj_flush_buf hands what buf holds to the agent, after every queued
+ * buffer, and empties it. */
 static void tpj_flush_buf(JNIEnv *env, jobject buf) {
 	jlongArray a = (jlongArray)(*env)->GetObjectField(env, buf, tpj_buf_a);
 	jint n = (*env)->GetIntField(env, buf, tpj_buf_n);
@@ -359,7 +560,7 @@ static void tpj_flush_buf(JNIEnv *env, jobject buf) {
 	jlong tid = (*env)->GetLongField(env, buf, tpj_buf_tid);
 	(*env)->SetIntField(env, buf, tpj_buf_n, 0);
 	(*env)->SetLongField(env, buf, tpj_buf_last, -1); /* the next event writes a time word first */
-	tpj_flush_array(env, a, n, tid);
+	tpj_flush_array(env, a, n, tid, 1);
 	if (a != NULL)
 		(*env)->DeleteLocalRef(env, a);
 }
@@ -434,13 +635,16 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		tpj_probe_site_gen = (*env)->GetStaticFieldID(env, c, "siteGen", "I");
 		if (tpj_probe_site_gen == NULL)
 			tpj_exc(env); /* no call sites: sources from the stack */
+		tpj_probe_hot = (*env)->GetStaticFieldID(env, c, "HOT", "[Lio/tadpole/Probe$Buf;");
 		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
-		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL) {
+		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL || tpj_probe_hot == NULL) {
 			tpj_exc(env);
 			tpj_warn("io.tadpole.Probe lacks its fields: methods are not traced");
 			return -1;
 		}
 		tpj_probe_class = (jclass)(*env)->NewGlobalRef(env, c);
+		if (tpjGoProbeConverter() != 0)
+			tpj_warn("no probe converter: traced threads convert their own events");
 		jmethodID start = (*env)->GetStaticMethodID(env, c, "start", "()Ljava/lang/Thread;");
 		if (start == NULL) {
 			tpj_exc(env);
@@ -473,15 +677,36 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 	return 0;
 }
 
+/* Probe.NHOT: the slots of Probe.HOT. */
+#define TPJ_NHOT 1024
+
+/* tpj_unhot clears the slot of Probe.HOT that holds buf (of an ending
+ * thread), so that HOT keeps live threads' buffers only. */
+static void tpj_unhot(JNIEnv *env, jobject buf) {
+	jobjectArray hot = (jobjectArray)(*env)->GetStaticObjectField(env, tpj_probe_class, tpj_probe_hot);
+	if (hot == NULL)
+		return;
+	jsize i = (jsize)((*env)->GetLongField(env, buf, tpj_buf_tid) & (TPJ_NHOT - 1));
+	jobject e = (*env)->GetObjectArrayElement(env, hot, i);
+	if (!tpj_exc(env) && e != NULL && (*env)->IsSameObject(env, e, buf))
+		(*env)->SetObjectArrayElement(env, hot, i, NULL);
+	tpj_exc(env);
+	if (e != NULL)
+		(*env)->DeleteLocalRef(env, e);
+	(*env)->DeleteLocalRef(env, hot);
+}
+
 void tpj_probe_thread_end(JNIEnv *env) {
 	jobject b = tpj_my_buf;
 	if (b == NULL)
 		return;
 	tpj_my_buf = NULL;
 	tpj_my_flushed = 0;
+	tpj_my_queued = 0;
 	if (atomic_load(&tpj_probe_bound)) {
 		tadpole_flush(); /* its name and log records first */
 		tpj_flush_buf(env, b);
+		tpj_unhot(env, b);
 	}
 	pthread_mutex_lock(&tpj_reg_mu);
 	for (int i = 0; i < tpj_nreg; i++) {
@@ -501,6 +726,7 @@ void tpj_probe_death(JNIEnv *env) {
 		return;
 	(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_FALSE);
 	tadpole_flush(); /* the threads' names and log records first */
+	tpj_q_drain(); /* then what waits for the converter */
 	pthread_mutex_lock(&tpj_reg_mu);
 	for (int i = 0; i < tpj_nreg; i++)
 		tpj_flush_buf(env, tpj_reg[i]);
@@ -517,7 +743,7 @@ void tpj_probe_before_log(JNIEnv *env) {
 		return;
 	jobject b = tpj_my_buf;
 	if (b != NULL && atomic_load_explicit(&tpj_probe_bound, memory_order_relaxed) &&
-	    (*env)->GetIntField(env, b, tpj_buf_n) > 0) {
+	    (tpj_my_queued || (*env)->GetIntField(env, b, tpj_buf_n) > 0)) {
 		if (!tpj_my_flushed || tpj_my_logged) {
 			tadpole_flush(); /* older log records (and the name) first */
 			tpj_my_flushed = 1;

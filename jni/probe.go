@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -528,6 +529,51 @@ func transformWith(pool *sync.Pool, in []byte) (out []byte, partial bool, err er
 	}
 	// The rewriter reuses its buffers for the next class.
 	return append([]byte(nil), b...), partial, nil
+}
+
+// tpjGoProbeConverter starts the converter: one goroutine that turns the
+// probe buffers threads queue (probe.c) into host batches, so that a
+// traced thread pays a copy per buffer, not the conversion. It returns 0,
+// or -1 (threads then convert their buffers themselves).
+//
+//export tpjGoProbeConverter
+func tpjGoProbeConverter() (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			rc = -1
+		}
+	}()
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return -1
+	}
+	r := os.NewFile(uintptr(p[0]), "tadpole-probes")
+	C.tpj_q_set_fd(C.int(p[1]))
+	go convertProbes(r)
+	return 0
+}
+
+// convertProbes is the converter: while the queue is empty it waits on r,
+// in Go (no C call under way, so its P stays free). It lives as long as
+// the process.
+func convertProbes(r *os.File) {
+	defer func() {
+		if recover() != nil {
+			C.tpj_q_set_fd(-1) // threads convert their own buffers from now on
+			C.tpj_q_drain()
+		}
+	}()
+	var buf [64]byte
+	for {
+		if C.tpj_q_drain() > 0 || C.tpj_q_idle() != 0 {
+			continue
+		}
+		if _, err := r.Read(buf[:]); err != nil {
+			C.tpj_q_set_fd(-1)
+			C.tpj_q_drain()
+			return
+		}
+	}
 }
 
 // tpjGoProbeFlush hands a thread's probe words to the agent.

@@ -29,4 +29,13 @@ void tpj_add_class(const char *name, const void *bytes, size_t len);
  * the loaded classes (probe.c; called by the Go side). */
 void tpj_probe_want_retransform(void);
 
+/* The probes' hand-over queue (probe.c), for the converter goroutine
+ * (probe.go): tpj_q_drain hands every queued buffer to the agent and
+ * returns their number; tpj_q_idle returns 0 when the converter may sleep
+ * on its pipe (the next push writes a byte to it), 1 when something was
+ * queued meanwhile; tpj_q_set_fd gives the pipe's write end. */
+int tpj_q_drain(void);
+int tpj_q_idle(void);
+void tpj_q_set_fd(int fd);
+
 #endif /* TADPOLE_JNI_TPJ_H */

@@ -43,11 +43,35 @@ public final class Probe {
 
 	static final ThreadLocal<Buf> BUF = new ThreadLocal<Buf>();
 
+	/** Slots of HOT, a power of two (TPJ_NHOT in jni/probe.c). */
+	static final int NHOT = 1024;
+
+	/**
+	 * Per thread id modulo NHOT, the Buf of a live thread that used it
+	 * last: a probe finds its thread's Buf with one array read and one
+	 * compare, ThreadLocal.get only on a miss. The agent clears a thread's
+	 * slot at its end.
+	 */
+	static final Buf[] HOT = new Buf[NHOT];
+
+	static Buf buf() {
+		Thread t = Thread.currentThread();
+		int i = (int) t.getId() & (NHOT - 1);
+		Buf b = HOT[i];
+		if (b != null && b.owner == t)
+			return b;
+		b = BUF.get();
+		if (b == null && (b = Buf.make()) == null)
+			return null;
+		HOT[i] = b;
+		return b;
+	}
+
 	public static void enter(int id) {
 		if (!on)
 			return;
-		Buf b = BUF.get();
-		if (b == null && (b = Buf.make()) == null)
+		Buf b = buf();
+		if (b == null)
 			return;
 		b.put((long) id << 8 | ENTRY);
 	}
@@ -55,8 +79,8 @@ public final class Probe {
 	public static void exit(int id, int line) {
 		if (!on)
 			return;
-		Buf b = BUF.get();
-		if (b == null && (b = Buf.make()) == null)
+		Buf b = buf();
+		if (b == null)
 			return;
 		b.put((long) (line & 0xFFFF) << 48 | (long) id << 8 | EXIT);
 	}
@@ -66,8 +90,8 @@ public final class Probe {
 			return;
 		try {
 			long e = type(t);
-			Buf b = BUF.get();
-			if (b == null && (b = Buf.make()) == null)
+			Buf b = buf();
+			if (b == null)
 				return;
 			b.put2((long) (line & 0xFFFF) << 48 | (long) id << 8 | THROWN, e);
 		} catch (Throwable x) {
@@ -81,8 +105,8 @@ public final class Probe {
 			return;
 		try {
 			long e = type(t);
-			Buf b = BUF.get();
-			if (b == null && (b = Buf.make()) == null)
+			Buf b = buf();
+			if (b == null)
 				return;
 			b.put2((long) id << 8 | BUBBLE, e);
 		} catch (Throwable x) {
@@ -181,6 +205,7 @@ public final class Probe {
 		long first; // tick of the buffer's first time word
 		int bufGen = gen;
 		final long tid;
+		final Thread owner = Thread.currentThread();
 		/** Time spent handing full buffers over, and their count. */
 		long flushNanos, flushes;
 
