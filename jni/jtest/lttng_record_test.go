@@ -95,6 +95,47 @@ func checkJULEvents(t *testing.T, who string, evs []testpeers.LTTngEvent, from, 
 	}
 }
 
+// julRun is a JLttng run under tadpole recorded by the two-session
+// scenario, between from and to.
+type julRun struct {
+	e        *Env
+	sd       *testpeers.Sessiond
+	j        *jvm
+	s1, s2   []testpeers.LTTngEvent
+	from, to time.Time
+}
+
+// recordJUL runs JLttng under tadpole with options and env and the
+// two-session scenario of a real session daemon, and checks that each
+// session recorded exactly the records it enabled.
+func recordJUL(t *testing.T, options string, env ...string) julRun {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test with lttng-sessiond")
+	}
+	r := julRun{e: Build(t)}
+	testpeers.RequireTools(t, "babeltrace2")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(r.e.Lib), "libtadpole-lttng.so")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
+		}
+		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
+	}
+	r.sd = testpeers.StartSessiond(t)
+	r.from = time.Now()
+	r.j = startJLttng(t, r.e, r.sd, false, options, env...)
+	r.s1, r.s2 = r.sd.TwoSessions(t, r.j, "shop.orders", "shop.pay", RunTimeout)
+	r.j.End(t)
+	r.to = time.Now()
+	if got, want := testpeers.Messages(r.s1), wantS1(); !slices.Equal(got, want) {
+		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
+	}
+	if got, want := testpeers.Messages(r.s2), wantS2(); !slices.Equal(got, want) {
+		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
+	}
+	return r
+}
+
 // TestLTTngRecordJUL: a JVM under tadpole with no HQ is listed by the
 // session daemon, and `lttng enable-event -j` puts exactly the enabled JUL
 // records into each LTTng session (levels, a filter expression,
@@ -102,31 +143,9 @@ func checkJULEvents(t *testing.T, who string, evs []testpeers.LTTngEvent, from, 
 // fields of lttng-ust 2.13; the same program under the official LTTng
 // Java agent records the same events, field for field (time aside).
 func TestLTTngRecordJUL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test with lttng-sessiond")
-	}
-	e := Build(t)
-	testpeers.RequireTools(t, "babeltrace2")
-	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
-		}
-		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
-	}
-	sd := testpeers.StartSessiond(t)
-
-	from := time.Now()
-	j := startJLttng(t, e, sd, false, "")
-	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
-	j.End(t)
-	to := time.Now()
-	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
-		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
-	}
-	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
-		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
-	}
-	checkJULEvents(t, "tadpole", append(s1, s2...), from, to)
+	r := recordJUL(t, "")
+	e, sd, j, s1, s2 := r.e, r.sd, r.j, r.s1, r.s2
+	checkJULEvents(t, "tadpole", append(s1, s2...), r.from, r.to)
 	// No HQ, so no method tracing: the class was rewritten with call
 	// sites only, which named every record's source.
 	checkNoWalks(t, j)
@@ -188,27 +207,8 @@ func TestLTTngNoCompanion(t *testing.T) {
 // TestLTTngRecordJULNoSource: with lttng_source=off the same records reach
 // the sessions with empty class_name and method_name.
 func TestLTTngRecordJULNoSource(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test with lttng-sessiond")
-	}
-	e := Build(t)
-	testpeers.RequireTools(t, "babeltrace2")
-	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
-		}
-		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
-	}
-	sd := testpeers.StartSessiond(t)
-	j := startJLttng(t, e, sd, false, "lttng_source=off")
-	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
-	j.End(t)
-	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
-		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
-	}
-	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
-		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
-	}
+	r := recordJUL(t, "lttng_source=off")
+	s1, s2 := r.s1, r.s2
 	for _, ev := range append(s1, s2...) {
 		if ev.Fields["class_name"] != "" || ev.Fields["method_name"] != "" {
 			t.Fatalf("lttng_source=off: event %v has a source", ev.Fields)
@@ -220,30 +220,9 @@ func TestLTTngRecordJULNoSource(t *testing.T) {
 // no call site names a record's source: the agent finds each on the stack,
 // with the same result.
 func TestLTTngRecordJULStackWalk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test with lttng-sessiond")
-	}
-	e := Build(t)
-	testpeers.RequireTools(t, "babeltrace2")
-	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
-		}
-		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
-	}
-	sd := testpeers.StartSessiond(t)
-	from := time.Now()
-	j := startJLttng(t, e, sd, false, "trace=none")
-	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
-	j.End(t)
-	to := time.Now()
-	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
-		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
-	}
-	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
-		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
-	}
-	checkJULEvents(t, "tadpole, trace=none", append(s1, s2...), from, to)
+	r := recordJUL(t, "trace=none")
+	j, s1, s2 := r.j, r.s1, r.s2
+	checkJULEvents(t, "tadpole, trace=none", append(s1, s2...), r.from, r.to)
 	m := walksRe.FindStringSubmatch(j.Stderr())
 	if m == nil {
 		t.Fatalf("JLttng did not print its source walks:\n%s", j.Stderr())
@@ -257,28 +236,9 @@ func TestLTTngRecordJULStackWalk(t *testing.T) {
 // both), the sessions record exactly what they enabled and HQ gets the
 // enabled loggers' records as markers.
 func TestLTTngRecordJULWithHQ(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test with lttng-sessiond")
-	}
-	e := Build(t)
-	testpeers.RequireTools(t, "babeltrace2")
-	if _, err := os.Stat(filepath.Join(filepath.Dir(e.Lib), "libtadpole-lttng.so")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("libtadpole-lttng.so not built (liblttng-ust-dev missing?): %v", err)
-		}
-		t.Skipf("libtadpole-lttng.so not built (install liblttng-ust-dev): %v", err)
-	}
-	sd := testpeers.StartSessiond(t)
 	h := startHQ(t)
-	j := startJLttng(t, e, sd, false, "logs=lttng", "TADPOLE_HQ="+h.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms")
-	s1, s2 := sd.TwoSessions(t, j, "shop.orders", "shop.pay", RunTimeout)
-	j.End(t)
-	if got, want := testpeers.Messages(s1), wantS1(); !slices.Equal(got, want) {
-		t.Fatalf("session s1 recorded %q;\nwant %q", got, want)
-	}
-	if got, want := testpeers.Messages(s2), wantS2(); !slices.Equal(got, want) {
-		t.Fatalf("session s2 recorded %q;\nwant %q", got, want)
-	}
+	r := recordJUL(t, "logs=lttng", "TADPOLE_HQ="+h.Addr(), "TADPOLE_FLUSH_INTERVAL=5ms")
+	j := r.j
 	checkNoWalks(t, j)
 	cols := h.Collectors()
 	if len(cols) == 0 {
