@@ -97,7 +97,7 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 		hasProj: hasProj, projectID: projectID, start: s.cfg.Now(), ctl: conn,
 		dialect: bytefrog.Dialect{Version: version, Flavor: s.cfg.Flavor, MaxConfigSize: s.cfg.MaxConfigSize},
 		holders: 1, life: bytefrog.NewLifecycle(),
-		in: make(chan unit, runQueue), sentIn: make(chan unit, ctlQueue), ctlOut: make(chan []byte, ctlQueue), ctlReadDone: make(chan struct{}),
+		in: make(chan unit, runQueue), ctlIn: make(chan unit, ctlQueue), ctlOut: make(chan []byte, ctlQueue), ctlReadDone: make(chan struct{}),
 		quit: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{}),
 		modeCh: make(chan struct{}),
 	}
@@ -156,7 +156,7 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 	if err != nil { // New checked every accepted version
 		r.abortWith("cannot encode the agent configuration: " + err.Error())
 	} else {
-		r.sendOut(unit{kind: RecordSent, t: r.now(), raw: raw})
+		r.queueControl(unit{kind: RecordSent, t: r.now(), raw: raw})
 		if s.cfg.StartSuspended {
 			r.commandLocked(bytefrog.MsgSuspend)
 		}

@@ -41,7 +41,7 @@ type Run struct {
 	tw        *traceWriter
 
 	in          chan unit     // to the core
-	sentIn      chan unit     // HQ's own messages to the agent: the core takes them before in
+	ctlIn       chan unit     // control traffic both ways: the core takes it before in
 	ctlReadDone chan struct{} // closed when the control reader returns
 	ctlOut      chan []byte   // to the control writer
 	quit        chan struct{} // closed when the core is done: every goroutine stops
@@ -206,14 +206,17 @@ func (r *Run) send(u unit) bool {
 	}
 }
 
-// sendOut queues a message for the agent (configuration, commands) unless
-// the run is over. The core takes these before the units received, so a
-// command leaves when the core has finished its current unit, not after
-// the data queued before it: a busy HQ still pauses and resumes on time.
-// The mode windows stay right: they are checked by time, not by order.
-func (r *Run) sendOut(u unit) bool {
+// queueControl queues a unit of control traffic for the core unless the
+// run is over: HQ's messages to the agent (configuration, commands) and
+// the agent's on the control connection. The core takes these before the
+// data units, so a command leaves, and a heartbeat is timed, when the core
+// has finished its current unit, not after the data queued before them: a
+// busy HQ still pauses and resumes agents on time, and does not take its
+// own backlog for late heartbeats. Mode windows and data breaks stay
+// right: they are placed by time and by sequence number, not by order.
+func (r *Run) queueControl(u unit) bool {
 	select {
-	case r.sentIn <- u:
+	case r.ctlIn <- u:
 		return true
 	case <-r.quit:
 		return false
@@ -236,7 +239,7 @@ func (r *Run) commandLocked(t bytefrog.MsgType) error {
 	if err != nil {
 		return err
 	}
-	if !r.sendOut(unit{kind: RecordSent, t: r.now(), raw: bytefrog.AppendCommand(nil, t)}) {
+	if !r.queueControl(unit{kind: RecordSent, t: r.now(), raw: bytefrog.AppendCommand(nil, t)}) {
 		return fmt.Errorf("%w: run %d", ErrRunEnded, r.id)
 	}
 	return nil
@@ -332,10 +335,10 @@ func (r *Run) loop(c *core) {
 	for {
 		var u unit
 		select {
-		case u = <-r.sentIn:
+		case u = <-r.ctlIn:
 		default:
 			select {
-			case u = <-r.sentIn:
+			case u = <-r.ctlIn:
 			case u = <-r.in:
 			case <-r.abort:
 				c.fail(r.abortReason)
@@ -420,7 +423,7 @@ func (r *Run) readControl() {
 	for {
 		n, err := r.ctl.Read(buf)
 		if n > 0 && !over {
-			over = !r.send(unit{kind: RecordRecv, conn: controlConn, t: r.now(), raw: append([]byte(nil), buf[:n]...)})
+			over = !r.queueControl(unit{kind: RecordRecv, conn: controlConn, t: r.now(), raw: append([]byte(nil), buf[:n]...)})
 		}
 		if err != nil {
 			if !over {
