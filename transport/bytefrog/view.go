@@ -337,17 +337,6 @@ func (v *EventView) RelTime() int32 { return v.i32(v.t.time[v.typ]) }
 // location or its count, else 0.
 func (v *EventView) MethodID() int32 { return v.i32(v.t.method[v.typ]) }
 
-// Head returns the relTime, seq and methodId that every method event
-// (entry, exit, exception, bubble, visit) starts with, in one read; zeros
-// for other messages.
-func (v *EventView) Head() (relTime, seq, methodID int32) {
-	if v.t.method[v.typ] == offField3 {
-		b := v.buf[v.off : v.off+offField4]
-		return get32(b[offField1:]), get32(b[offField2:]), get32(b[offField3:])
-	}
-	return 0, 0, 0
-}
-
 // ThreadID returns the thread id of an event or a thread name mapping,
 // else 0.
 func (v *EventView) ThreadID() uint16 {

@@ -75,11 +75,6 @@ func checkViewAgainst(t *testing.T, v *EventView, want *Msg) {
 			t.Fatalf("LoadEvent took a %v: %+v", z.Type, e)
 		}
 	}
-	var head [3]int32
-	switch z.Type {
-	case MsgMethodEntry, MsgMethodExit, MsgException, MsgExceptionBubble, MsgMethodVisit:
-		head = [3]int32{z.RelTime, z.Seq, z.MethodID}
-	}
 	type field struct {
 		name      string
 		got, want any
@@ -91,7 +86,6 @@ func checkViewAgainst(t *testing.T, v *EventView, want *Msg) {
 		{"SourceLocationID", v.SourceLocationID(), z.SourceLocationID},
 		{"Text", string(v.Text()), string(z.Text)}, {"Value", string(v.Value()), string(z.Value)},
 		{"Sequenced", v.Sequenced(), z.Type.Sequenced()},
-		{"Head", fmt.Sprint(v.Head()), fmt.Sprint(head[0], head[1], head[2])},
 	} {
 		if f.got != f.want {
 			t.Fatalf("%v at %d: %s() = %v; want %v", want.Type, v.Offset(), f.name, f.got, f.want)
