@@ -19,6 +19,7 @@ type liveFlags struct {
 	timer     time.Duration
 	fromStart bool
 	share     float64
+	rate      float64
 }
 
 func (l *liveFlags) register(fs *flag.FlagSet) {
@@ -26,6 +27,7 @@ func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.timer, "live-timer", ctf.DefaultLiveTimer, "live: period of packet cuts and beacons (how soon a quiet thread shows)")
 	fs.BoolVar(&l.fromStart, "live-from-start", false, "live: every viewer starts at the run's beginning (babeltrace2 asks for the end)")
 	fs.Float64Var(&l.share, "live-share", ctf.DefaultServeShare, "live: share of one core serving viewers may take while runs are ingested (0 or negative: no limit)")
+	fs.Float64Var(&l.rate, "live-rate", ctf.DefaultServeRate, "live: packet bytes per second delivered to all viewers together while runs are ingested; a viewer behind skips ahead to the events still kept, the others counted as discarded (0 or negative: no limit)")
 }
 
 // liveDrainMax bounds the wait for viewers still reading ended runs.
@@ -50,8 +52,11 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 	if l.share == 0 {
 		l.share = -1 // 0 means the default in CatalogConfig
 	}
+	if l.rate == 0 {
+		l.rate = -1
+	}
 	ccfg := &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor}, TraceDir: cfg.TraceDir,
-		ServeShare: l.share}
+		ServeShare: l.share, ServeRate: l.rate}
 	if l.fromStart {
 		// Viewers start at the beginning: keep a run's start for the first
 		// one (a quarter of the session cap: about 1 M events).

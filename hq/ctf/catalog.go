@@ -37,9 +37,15 @@ type CatalogConfig struct {
 	TraceDir string
 	// ServeShare is the share of one core that serving viewers (encoding
 	// and sending) may take while a run is being ingested (default
-	// DefaultServeShare; negative: unpaced). Set Pacer().Pace as
+	// DefaultServeShare; negative: no limit). Set Pacer().Pace as
 	// live.Config.Pace.
 	ServeShare float64
+	// ServeRate is the packet bytes per second delivered to all viewers
+	// together while a run is being ingested (default DefaultServeRate;
+	// negative: no limit). A viewer that falls behind the run meanwhile
+	// skips to the oldest events kept (Backlog), the others counted as
+	// discarded.
+	ServeRate float64
 	// Hostname replaces the agent's host in session names ("" looks it up:
 	// this host's name for a loopback agent, else its IP address).
 	Hostname string
@@ -85,7 +91,10 @@ func NewCatalog(cfg *CatalogConfig) (*Catalog, error) {
 	if c.cfg.ServeShare == 0 {
 		c.cfg.ServeShare = DefaultServeShare
 	}
-	c.pacer = NewPacer(c.cfg.ServeShare)
+	if c.cfg.ServeRate == 0 {
+		c.cfg.ServeRate = DefaultServeRate
+	}
+	c.pacer = NewPacer(c.cfg.ServeShare, c.cfg.ServeRate)
 	return c, nil
 }
 
@@ -256,6 +265,30 @@ func (c *Catalog) FeedStats(id uint64) (kept, dropped int64) {
 		}
 	}
 	return 0, 0
+}
+
+// ServeStats returns the events a live session has encoded for its
+// viewers and the packet bytes it has published (zeros for an unknown or
+// recorded session, or before the first encoding).
+func (c *Catalog) ServeStats(id uint64) (events, bytes int64) {
+	c.mu.Lock()
+	var f *Feed
+	for _, s := range c.sessions {
+		if s.info.ID == id {
+			f = s.feed
+		}
+	}
+	c.mu.Unlock()
+	if f == nil {
+		return 0, 0
+	}
+	f.enc.Lock()
+	w := f.w
+	f.enc.Unlock()
+	if w == nil {
+		return 0, 0
+	}
+	return w.Stats()
 }
 
 // Sessions implements live.Catalog.

@@ -20,7 +20,11 @@ const (
 	DefaultFeedMax = 16 << 20
 
 	ownedChunk = 64 << 10 // bytes of events copied per item (Message path)
-	pacedFill  = 16       // items encoded per demand while a run is ingested
+	// pacedFill is the events encoded per demand while a run is
+	// ingested (about 400 KB of packets, a fifth of a second at
+	// DefaultServeRate): encoding keeps pace with the delivery, and the
+	// pacer holds it to its share in small steps.
+	pacedFill = 8192
 )
 
 // Feed is the hq.BlockProcessor that makes a run a live trace without
@@ -49,6 +53,7 @@ type Feed struct {
 	mem       int64 // memory kept by items
 	max       int64 // cap of mem: backlog, then feedMax once started
 	feedMax   int64
+	backlog   int64 // cap of mem while serving is paced
 	kept      []item // non-event items dropped from the queue, for the encoding
 	last      hq.Block
 	hasLast   bool
@@ -61,6 +66,7 @@ type Feed struct {
 	w        *Writer
 	pos      int64 // index of the next item to encode
 	posEv    int64 // events in the items before pos
+	posIn    int   // events of item pos (a block) encoded already
 	lastTick time.Time
 	period   time.Duration
 	closed   bool
@@ -97,7 +103,7 @@ func newFeed(d bytefrog.Dialect, backlog int) *Feed {
 	if backlog <= 0 {
 		backlog = DefaultBacklog
 	}
-	return &Feed{d: d, max: int64(backlog), feedMax: max(int64(backlog), DefaultFeedMax)}
+	return &Feed{d: d, max: int64(backlog), feedMax: max(int64(backlog), DefaultFeedMax), backlog: int64(backlog)}
 }
 
 func (f *Feed) setWriter(w *Writer) {
@@ -204,10 +210,19 @@ func (f *Feed) Finish(*hq.Report) {
 }
 
 // push queues it and drops the oldest items beyond the cap; f.mu is held.
+// While serving is paced (a run is ingested), the cap is the backlog: a
+// viewer is delivered less than the ingest brings, and keeping more would
+// only make it lag further behind the run, hold more of the ingest's
+// read buffers and cool its caches; it gets the newest events kept when
+// it asks, the others counted as discarded.
 func (f *Feed) push(it item) {
 	f.items = append(f.items, it)
 	f.mem += it.mem
-	for f.mem > f.max && len(f.items) > 1 {
+	limit := f.max
+	if f.pacer.active() {
+		limit = min(limit, f.backlog)
+	}
+	for f.mem > limit && len(f.items) > 1 {
 		old := f.items[0]
 		f.items[0] = item{}
 		f.items = f.items[1:]
@@ -244,12 +259,13 @@ func (f *Feed) Fill() {
 	f.mu.Lock()
 	end := f.head + int64(len(f.items))
 	f.mu.Unlock()
+	budget := -1 // events left to encode; negative: no limit
 	if f.pacer.active() {
-		// Small steps while a run is ingested, so that the pacer holds
-		// serving to its share evenly.
-		end = min(end, max(f.pos, f.head)+pacedFill)
+		// Small steps while a run is ingested, so that encoding follows
+		// the paced delivery and the pacer holds it to its share evenly.
+		budget = pacedFill
 	}
-	for f.pos < end {
+	for f.pos < end && budget != 0 {
 		f.mu.Lock()
 		if f.pos < f.head {
 			// Dropped before we got there: names and breaks are kept.
@@ -260,8 +276,8 @@ func (f *Feed) Fill() {
 				}
 			}
 			f.kept = f.kept[:0]
-			skipped := f.headEv - f.posEv
-			f.pos, f.posEv = f.head, f.headEv
+			skipped := f.headEv - f.posEv - int64(f.posIn)
+			f.pos, f.posEv, f.posIn = f.head, f.headEv, 0
 			f.mu.Unlock()
 			w.mu.Lock()
 			if skipped > 0 {
@@ -273,7 +289,7 @@ func (f *Feed) Fill() {
 				}
 			}
 			for i := range kept {
-				f.encode(w, &m, &kept[i])
+				f.encode(w, &m, &kept[i], 0, -1)
 			}
 			w.mu.Unlock()
 			continue
@@ -284,13 +300,25 @@ func (f *Feed) Fill() {
 		}
 		f.mu.Unlock()
 		w.mu.Lock()
-		f.encode(w, &m, &it)
+		to := f.encode(w, &m, &it, f.posIn, budget)
 		w.mu.Unlock()
 		if it.kind == itemBlock {
 			it.b.Release()
 		}
+		n := int(it.events)
+		if it.kind == itemBlock {
+			n = to - f.posIn
+		}
+		if budget > 0 {
+			budget = max(budget-n, 0)
+		}
+		if it.kind == itemBlock && to < it.b.Len() {
+			f.posIn = to // the budget ran out inside the block
+			continue
+		}
 		f.pos++
 		f.posEv += it.events
+		f.posIn = 0
 		if f.pos%64 == 0 {
 			f.forgetEncoded()
 		}
@@ -334,15 +362,22 @@ func (f *Feed) forgetEncoded() {
 	}
 }
 
-// encode writes one item; w.mu is held.
-func (f *Feed) encode(w *Writer, m *bytefrog.Msg, it *item) {
+// encode writes one item, or of a block the events from on, at most
+// budget of them (negative: no limit); it returns where a block's
+// encoding stopped. w.mu is held.
+func (f *Feed) encode(w *Writer, m *bytefrog.Msg, it *item, from, budget int) int {
 	switch it.kind {
 	case itemBlock:
-		for i := range it.b.Len() {
+		to := it.b.Len()
+		if budget >= 0 {
+			to = min(to, from+budget)
+		}
+		for i := from; i < to; i++ {
 			if _, err := f.d.Parse(m, it.b.Event(i)); err == nil {
 				w.messageLocked(m)
 			}
 		}
+		return to
 	case itemEvents, itemMsg:
 		for d := it.raw; len(d) > 0; {
 			n, err := f.d.Parse(m, d)
@@ -355,6 +390,7 @@ func (f *Feed) encode(w *Writer, m *bytefrog.Msg, it *item) {
 	case itemBreak:
 		w.dataBreakLocked(it.seq)
 	}
+	return 0
 }
 
 // Kept returns the memory the feed keeps and the events it dropped.

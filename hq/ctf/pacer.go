@@ -11,31 +11,48 @@ const (
 	// DefaultServeShare is the share of one core live serving may take
 	// while a run is being ingested.
 	DefaultServeShare = 0.05
+	// DefaultServeRate is the packet bytes per second delivered to all
+	// viewers together while a run is being ingested: about 40 k events/s
+	// of method calls, more than anyone reads live, and what keeps a
+	// viewer's own CPU (babeltrace2 decodes an event in about 0.6 µs)
+	// at a few percent of a core whatever the ingest rate.
+	DefaultServeRate = 2 << 20
 	// ingestQuiet is how long after the last block ingested serving runs
 	// unpaced.
 	ingestQuiet = 100 * time.Millisecond
 	// paceBurst is the serving time allowed at once before pacing.
 	paceBurst = 5 * time.Millisecond
+	// rateBurst is the share of a second of DefaultServeRate's bytes
+	// delivered at once before pacing.
+	rateBurst = 8
 	// maxPause bounds one pause of a viewer.
 	maxPause = 500 * time.Millisecond
 )
 
-// Pacer holds live serving (encoding on demand and sending packets, done
-// in the viewers' goroutines) to a share of one core while HQ ingests,
-// so that viewers, however fast they read, cost the ingest at most about
-// that share; when no run is being ingested, viewers are served at full
-// speed. Its methods are safe for concurrent use.
+// Pacer holds live serving back while HQ ingests, so that viewers cost
+// the ingest little however fast they read: the serving work (encoding
+// on demand, sending packets, answering polls; done in the viewers'
+// goroutines) to a share of one core, and the packet bytes delivered to
+// all viewers together to a rate. A viewer held back waits for its
+// reply, so its own CPU follows the rate too. When no run is being
+// ingested, viewers are served at full speed (they catch up). Its methods
+// are safe for concurrent use.
 type Pacer struct {
 	share    float64
+	rate     float64      // bytes/s; 0: unlimited
 	ingestAt atomic.Int64 // unix ns of the last block ingested
 
-	mu   sync.Mutex
-	debt time.Duration // serving time beyond the share; negative: credit
-	last time.Time
+	mu    sync.Mutex
+	debt  time.Duration // serving time beyond the share; negative: credit
+	bytes float64       // bytes delivered beyond the rate; negative: credit
+	last  time.Time
 }
 
-// NewPacer returns a pacer allowing share of one core (≤ 0: unpaced).
-func NewPacer(share float64) *Pacer { return &Pacer{share: share} }
+// NewPacer returns a pacer allowing share of one core (≤ 0: no limit)
+// and rate packet bytes a second (≤ 0: no limit) while a run is ingested.
+func NewPacer(share, rate float64) *Pacer {
+	return &Pacer{share: max(share, 0), rate: max(rate, 0)}
+}
 
 // ingesting notes that a run's events are arriving (one call per block).
 func (p *Pacer) ingesting() {
@@ -46,33 +63,44 @@ func (p *Pacer) ingesting() {
 
 // active reports whether serving is paced now: a run is being ingested.
 func (p *Pacer) active() bool {
-	return p != nil && p.share > 0 && time.Now().UnixNano()-p.ingestAt.Load() <= int64(ingestQuiet)
+	return p != nil && (p.share > 0 || p.rate > 0) && time.Now().UnixNano()-p.ingestAt.Load() <= int64(ingestQuiet)
 }
 
 // Pace is live.Config.Pace: it charges busy to the serving budget and
-// sleeps while serving is over its share of the time since ingest began.
-func (p *Pacer) Pace(busy time.Duration) {
-	if p == nil || p.share <= 0 {
+// sent to the delivery budget, and sleeps while either is over its share
+// of the time since ingest began.
+func (p *Pacer) Pace(busy time.Duration, sent int) {
+	if p == nil || p.share <= 0 && p.rate <= 0 {
 		return
 	}
 	now := time.Now()
 	p.mu.Lock()
 	if now.UnixNano()-p.ingestAt.Load() > int64(ingestQuiet) {
-		p.debt, p.last = 0, now
+		p.debt, p.bytes, p.last = 0, 0, now
 		p.mu.Unlock()
 		return
 	}
 	if !p.last.IsZero() {
-		p.debt -= time.Duration(p.share * float64(now.Sub(p.last)))
+		dt := now.Sub(p.last)
+		p.debt -= time.Duration(p.share * float64(dt))
+		p.bytes -= p.rate * dt.Seconds()
 	}
 	p.last = now
-	p.debt = max(p.debt, -paceBurst) + busy
 	var pause time.Duration
-	if p.debt > 0 {
-		pause = min(time.Duration(float64(p.debt)/p.share), maxPause)
+	if p.share > 0 {
+		p.debt = max(p.debt, -paceBurst) + busy
+		if p.debt > 0 {
+			pause = time.Duration(float64(p.debt) / p.share)
+		}
+	}
+	if p.rate > 0 {
+		p.bytes = max(p.bytes, -p.rate/rateBurst) + float64(sent)
+		if p.bytes > 0 {
+			pause = max(pause, time.Duration(p.bytes/p.rate*float64(time.Second)))
+		}
 	}
 	p.mu.Unlock()
 	if pause > 0 {
-		time.Sleep(pause)
+		time.Sleep(min(pause, maxPause))
 	}
 }

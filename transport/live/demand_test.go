@@ -20,7 +20,10 @@ func TestDemandAndPace(t *testing.T) {
 	})
 	cat := &testCatalog{ss: []Session{&testSession{info: SessionInfo{ID: 1, Hostname: "h", Name: "s", LiveTimer: 1}, trace: tr}}}
 	cfg := DefaultConfig()
-	cfg.Pace = func(d time.Duration) {
+	cfg.Pace = func(d time.Duration, sent int) {
+		if sent != 0 {
+			t.Errorf("%d packet bytes sent; want 0 (no GET_PACKET)", sent)
+		}
 		if d < 0 {
 			t.Errorf("negative busy time %v", d)
 		}

@@ -85,7 +85,9 @@
 // stream whose packets the viewer has all read calls the hook first, in
 // the viewer's goroutine and without the trace's lock, so that packets are
 // made at the pace of the viewers and shared by all of them.
-// Config.Pace, called after each reply with the time it took, lets the
-// embedder hold serving back (tadpole-hq keeps it to a share of a core
-// while it ingests).
+// Config.Pace, called after each reply with the time it took and the
+// packet bytes it carried, lets the embedder hold serving back: requests
+// are strictly sequential, so a viewer held back waits for its reply and
+// its own CPU follows the pace (tadpole-hq keeps serving to a share of a
+// core, and the bytes delivered to a rate, while it ingests).
 package live

@@ -61,9 +61,12 @@ type Config struct {
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
 	// Pace, if set, is called by a viewer's goroutine after each reply
-	// with the time the request took to handle and send; it may sleep to
-	// hold serving back (e.g. to leave the CPU to the producer).
-	Pace func(busy time.Duration)
+	// with the time the request took to handle and send and the packet
+	// bytes the reply carried (GET_PACKET's data, else 0); it may sleep
+	// to hold serving back (e.g. to leave the CPU to the producer). As
+	// requests are strictly sequential, a viewer waits for its next
+	// reply meanwhile: its own CPU follows the pace.
+	Pace func(busy time.Duration, sent int)
 }
 
 // Defaults for Config.
@@ -119,6 +122,7 @@ type Server struct {
 
 	nextViewer atomic.Uint64
 	lastReq    atomic.Int64 // unix ns of the last request served
+	sent       atomic.Int64 // packet bytes sent
 	clients    sync.Map     // session id → *atomic.Int32 attached viewers
 
 	mu     sync.Mutex
@@ -193,6 +197,9 @@ func (s *Server) LastRequest() time.Time {
 	}
 	return time.Time{}
 }
+
+// Sent returns the packet bytes (GET_PACKET data) sent to viewers so far.
+func (s *Server) Sent() int64 { return s.sent.Load() }
 
 // Clients returns the viewers attached to session id.
 func (s *Server) Clients(id uint64) int {

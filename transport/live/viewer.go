@@ -1,9 +1,20 @@
 package live
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"time"
+)
+
+// Request reading.
+const (
+	// readBuffer holds a few requests (the largest is 36 bytes).
+	readBuffer = 512
+	// deadlineStep is how often, at most, the read and write deadlines
+	// move forward (and at least every quarter of their timeout): a
+	// timeout fires up to this much early.
+	deadlineStep = time.Second
 )
 
 // viewer is one connection's state, owned by its goroutine: requests are
@@ -16,11 +27,15 @@ type viewer struct {
 		SetReadDeadline(time.Time) error
 		SetWriteDeadline(time.Time) error
 	}
+	r         *bufio.Reader // requests: a header and its payload come in one segment
+	deadline  time.Time     // the read deadline set last
 	connected bool
 	created   bool
 	id        uint64
 	req       [HeaderSize + MaxRequestPayload]byte
 	out       []byte                 // reply buffer, reused
+	sent      int                    // packet bytes in out
+	wdeadline time.Time              // the write deadline set last
 	attached  map[uint64]*attachment // by session id
 	streams   map[uint64]*vstream    // by viewer stream id
 	nextID    uint64                 // viewer stream ids and ctf trace ids
@@ -47,9 +62,15 @@ type vstream struct {
 }
 
 func (v *viewer) run() error {
+	v.r = bufio.NewReaderSize(v.c, readBuffer)
 	for {
-		v.c.SetReadDeadline(time.Now().Add(v.srv.cfg.IdleTimeout))
-		if _, err := io.ReadFull(v.c, v.req[:HeaderSize]); err != nil {
+		// The idle deadline moves at most once a second: one timer change
+		// per request would cost more than the request.
+		if now := time.Now(); now.Sub(v.deadline) >= min(deadlineStep, v.srv.cfg.IdleTimeout/4) {
+			v.deadline = now
+			v.c.SetReadDeadline(now.Add(v.srv.cfg.IdleTimeout))
+		}
+		if _, err := io.ReadFull(v.r, v.req[:HeaderSize]); err != nil {
 			return err
 		}
 		h, _ := ParseHeader(v.req[:HeaderSize])
@@ -63,13 +84,14 @@ func (v *viewer) run() error {
 			return err
 		}
 		p := v.req[HeaderSize : HeaderSize+n]
-		if _, err := io.ReadFull(v.c, p); err != nil {
+		if _, err := io.ReadFull(v.r, p); err != nil {
 			return err
 		}
 		if !v.connected && h.Cmd != CmdConnect {
 			return &CommandError{Cmd: h.Cmd, DataSize: h.DataSize, Err: ErrNotConnected}
 		}
 		v.out = v.out[:0]
+		v.sent = 0
 		t0 := time.Now()
 		if err := v.handle(h.Cmd, p); err != nil {
 			return err
@@ -79,14 +101,20 @@ func (v *viewer) run() error {
 		}
 		now := time.Now()
 		v.srv.lastReq.Store(now.UnixNano())
+		if v.sent > 0 {
+			v.srv.sent.Add(int64(v.sent))
+		}
 		if v.srv.cfg.Pace != nil {
-			v.srv.cfg.Pace(now.Sub(t0))
+			v.srv.cfg.Pace(now.Sub(t0), v.sent)
 		}
 	}
 }
 
 func (v *viewer) write() error {
-	v.c.SetWriteDeadline(time.Now().Add(v.srv.cfg.WriteTimeout))
+	if now := time.Now(); now.Sub(v.wdeadline) >= min(deadlineStep, v.srv.cfg.WriteTimeout/4) {
+		v.wdeadline = now
+		v.c.SetWriteDeadline(now.Add(v.srv.cfg.WriteTimeout))
+	}
 	_, err := v.c.Write(v.out)
 	return err
 }
@@ -250,6 +278,7 @@ func (v *viewer) packet(req PacketRequest) {
 	v.out = be.AppendUint32(v.out, uint32(len(data)))
 	v.out = be.AppendUint32(v.out, uint32(flags))
 	v.out = append(v.out, data...)
+	v.sent = len(data)
 }
 
 func (v *viewer) metadata(id uint64) {
