@@ -53,7 +53,7 @@ type Feed struct {
 	mem       int64 // memory kept by items
 	max       int64 // cap of mem: backlog, then feedMax once started
 	feedMax   int64
-	backlog   int64 // cap of mem while serving is paced
+	backlog   int64  // cap of mem while serving is paced
 	kept      []item // non-event items dropped from the queue, for the encoding
 	last      hq.Block
 	hasLast   bool
