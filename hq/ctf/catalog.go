@@ -28,6 +28,11 @@ type CatalogConfig struct {
 	// viewer that starts at the beginning wants more). Nothing is encoded
 	// before a viewer comes.
 	Backlog int
+	// FeedMax is the bytes of Bytefrog messages a run keeps ahead of its
+	// encoding once a viewer came (default DefaultFeedMax; at least
+	// Backlog): a viewer further behind skips the oldest events, counted
+	// as discarded.
+	FeedMax int
 	// MaxEnded caps the ended runs kept in memory when they have no trace
 	// file (default 8); the oldest go first. A run with a trace file is
 	// served from its file once it has ended.
@@ -161,7 +166,7 @@ func (s *session) Open() (*live.Trace, func(), error) {
 func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 	wc := c.cfg.Writer
 	wc.Start = r.StartedAt()
-	f := newFeed(bytefrog.Dialect{Version: r.Version(), Flavor: wc.Flavor}, c.cfg.Backlog)
+	f := newFeed(bytefrog.Dialect{Version: r.Version(), Flavor: wc.Flavor}, c.cfg.Backlog, c.cfg.FeedMax)
 	f.pacer = c.pacer
 	s := &session{c: c, start: r.StartedAt().Round(0), runID: r.ID(), agent: r.Agent(), feed: f,
 		named: make(chan struct{})}

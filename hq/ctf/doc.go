@@ -73,15 +73,31 @@
 // encoded once, at the pace of its fastest viewer, and every viewer reads
 // the same packets. The Feed keeps at most CatalogConfig.Backlog (1 MiB,
 // about 50 k events) before the first viewer comes and DefaultFeedMax (16
-// MiB) after: beyond, the oldest events are dropped (mappings and breaks
-// kept) and the encoding counts them in the run stream's
-// events_discarded, which babeltrace reports as discarded events. A
-// session holds at most 64 MiB of packets; a viewer that lags further
-// skips the oldest (babeltrace reports the discarded packets). While a
-// run is being ingested, the Pacer holds serving (encoding and sending)
-// to CatalogConfig.ServeShare of one core (5%), so that viewers reading
-// as fast as they can cost the ingest about that much at most; with no
-// ingest going on they are served at full speed. A recorded run is
-// replayed for each viewer into its own trace, its producer waiting for
+// MiB) after: beyond, the oldest events are dropped (mappings and breaks kept)
+// and the encoding counts them in the run stream's events_discarded,
+// which babeltrace reports as discarded events. A session holds at most
+// 64 MiB of packets; a viewer that lags further skips the oldest
+// (babeltrace reports the discarded packets).
+//
+// # Pacing
+//
+// While a run is being ingested (a block arrived within the last 100
+// ms), the Pacer holds serving back, in the viewers' goroutines, after
+// each reply: the serving work (encoding on demand, answering, sending;
+// wall time, an upper bound of its CPU) to CatalogConfig.ServeShare of
+// one core (5%), and the packet bytes delivered to all viewers together
+// to CatalogConfig.ServeRate (2 MiB/s, about 40 k events/s). A viewer
+// waits for its reply meanwhile, so its own CPU follows the rate (a
+// babeltrace2 viewer spends about 0.6 µs per event decoding, its text
+// output more): however fast it reads, it cannot take the machine from
+// the ingest. Encoding follows the delivery (at most 8192 events per
+// demand), so a paced run is encoded only as far as it is delivered. A
+// viewer served less than the run brings falls behind, by up to the
+// feed's 16 MiB, and then skips ahead to the oldest events kept (the rest
+// counted as discarded): it shows slices of the run with counted gaps
+// between, while a burst shorter than the feed is shown whole. Once the
+// ingest stops, serving is not paced and viewers catch up on everything
+// kept, to the run's end. A recorded run is replayed for each
+// viewer into its own trace, its producer waiting for
 // the viewer.
 package ctf

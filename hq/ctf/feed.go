@@ -53,7 +53,6 @@ type Feed struct {
 	mem       int64 // memory kept by items
 	max       int64 // cap of mem: backlog, then feedMax once started
 	feedMax   int64
-	backlog   int64  // cap of mem while serving is paced
 	kept      []item // non-event items dropped from the queue, for the encoding
 	last      hq.Block
 	hasLast   bool
@@ -94,16 +93,19 @@ type item struct {
 // Start (0: DefaultBacklog); after Start the cap is max(backlog,
 // DefaultFeedMax).
 func NewFeed(w *Writer, d bytefrog.Dialect, backlog int) *Feed {
-	f := newFeed(d, backlog)
+	f := newFeed(d, backlog, 0)
 	f.setWriter(w)
 	return f
 }
 
-func newFeed(d bytefrog.Dialect, backlog int) *Feed {
+func newFeed(d bytefrog.Dialect, backlog, feedMax int) *Feed {
 	if backlog <= 0 {
 		backlog = DefaultBacklog
 	}
-	return &Feed{d: d, max: int64(backlog), feedMax: max(int64(backlog), DefaultFeedMax), backlog: int64(backlog)}
+	if feedMax <= 0 {
+		feedMax = DefaultFeedMax
+	}
+	return &Feed{d: d, max: int64(backlog), feedMax: int64(max(backlog, feedMax))}
 }
 
 func (f *Feed) setWriter(w *Writer) {
@@ -210,19 +212,10 @@ func (f *Feed) Finish(*hq.Report) {
 }
 
 // push queues it and drops the oldest items beyond the cap; f.mu is held.
-// While serving is paced (a run is ingested), the cap is the backlog: a
-// viewer is delivered less than the ingest brings, and keeping more would
-// only make it lag further behind the run, hold more of the ingest's
-// read buffers and cool its caches; it gets the newest events kept when
-// it asks, the others counted as discarded.
 func (f *Feed) push(it item) {
 	f.items = append(f.items, it)
 	f.mem += it.mem
-	limit := f.max
-	if f.pacer.active() {
-		limit = min(limit, f.backlog)
-	}
-	for f.mem > limit && len(f.items) > 1 {
+	for f.mem > f.max && len(f.items) > 1 {
 		old := f.items[0]
 		f.items[0] = item{}
 		f.items = f.items[1:]

@@ -125,7 +125,7 @@ func viewerMain() int {
 // setups show what a niced viewer changes. One round per b.N; run with
 // -benchtime=Nx. TADPOLE_LIVE_BENCH_SETUPS (comma-separated names)
 // selects setups, TADPOLE_LIVE_BENCH_EVENTS sets the run size (default
-// 4 M events).
+// 8 M events).
 //
 // Per setup it reports the median ingest rate (HQ's go to the agent to
 // the run's report) as <setup>-Mev/s and the median of its ratios to
@@ -137,7 +137,7 @@ func viewerMain() int {
 // viewers together) and per event delivered, and the events the feed
 // dropped (counted as discarded to the viewers).
 func BenchmarkIngestLive(b *testing.B) {
-	events := 4_000_000
+	events := 8_000_000
 	if v, err := strconv.Atoi(os.Getenv("TADPOLE_LIVE_BENCH_EVENTS")); err == nil && v > 0 {
 		events = v
 	}
@@ -183,15 +183,16 @@ func BenchmarkIngestLive(b *testing.B) {
 	}
 	fmt.Printf("BenchmarkIngestLive: %d rounds of %d events; load average %s before, %s after\n",
 		b.N, n, load0, loadAvg())
-	fmt.Printf("%-10s %7s %6s %11s %8s %8s %7s %9s %9s %8s %8s %6s\n", "setup", "M ev/s", "ratio", "ratio range",
-		"HQ ns/ev", "HQ+catch", "agentns", "v kev/s", "v all k/s", "v %core", "v ns/ev", "%drop")
+	fmt.Printf("%-10s %7s %6s %11s %8s %8s %7s %6s %9s %9s %8s %8s %6s\n", "setup", "M ev/s", "ratio", "ratio range",
+		"HQ ns/ev", "HQ+catch", "agentns", "serve%", "v kev/s", "v all k/s", "v %core", "v ns/ev", "%drop")
 	for _, r := range setups {
 		lo, hi := r.ratioRange(base)
 		row := fmt.Sprintf("%-10s %7.2f %6.3f %5.2f–%5.2f %8.1f %8.1f %7.1f", r.name, median(r.rates)/1e6, r.ratio(base),
 			lo, hi, float64(r.hqIngestCPU)/float64(r.events), float64(r.hqCPU)/float64(r.events),
 			float64(r.agentCPU)/float64(r.events))
 		if r.viewers > 0 {
-			row += fmt.Sprintf(" %9.1f %9.1f %8.1f %8.1f %6.1f",
+			row += fmt.Sprintf(" %6.2f %9.1f %9.1f %8.1f %8.1f %6.1f",
+				100*float64(r.serveBusy)/float64(r.ingestTime),
 				float64(r.deliveredIngest)/r.ingestTime.Seconds()/1e3/float64(r.viewers),
 				float64(r.delivered)/r.viewTime.Seconds()/1e3,
 				100*float64(r.viewerIngestCPU)/float64(r.ingestTime),
@@ -202,7 +203,7 @@ func BenchmarkIngestLive(b *testing.B) {
 	}
 	fmt.Printf("M ev/s, ratio: median over rounds (ratio: to viewers=0 in the same round); HQ ns/ev: HQ's process CPU " +
 		"per event while the run was ingested; HQ+catch: until the viewers had read the run's end; agentns: the agent " +
-		"process's CPU per event; v kev/s: events delivered to each viewer while the run was ingested; v all k/s: " +
+		"process's CPU per event; serve%%: HQ's serving time (wall, handling and sending, encoding included) while the run was ingested, %% of the ingest time; v kev/s: events delivered to each viewer while the run was ingested; v all k/s: " +
 		"per viewer, from the run's start to the viewer's exit; v %%core: all viewers' CPU while the run was ingested; " +
 		"v ns/ev: viewer CPU per event delivered; %%drop: events the feed dropped before encoding (discarded)\n")
 }
@@ -233,6 +234,7 @@ type ingestRig struct {
 	viewerCPU       int64
 	ingestTime      time.Duration
 	viewTime        time.Duration // summed over viewers
+	serveBusy       time.Duration // serving time the pacer was charged while ingesting
 	deliveredIngest int64         // events delivered while ingested, summed over viewers
 	delivered       int64         // events delivered, summed over viewers
 	dropped         int64
@@ -284,6 +286,7 @@ func (r *ingestRig) ratioRange(base *ingestRig) (lo, hi float64) {
 // proc is a child process of the benchmark with its stdout read by line.
 type proc struct {
 	cmd  *exec.Cmd
+	errb bytes.Buffer
 	out  *bufio.Reader
 	in   io.WriteCloser
 	exit time.Time
@@ -291,7 +294,7 @@ type proc struct {
 
 func startProc(b *testing.B, cmd *exec.Cmd, stdin bool) *proc {
 	p := &proc{cmd: cmd}
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = &p.errb
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -328,7 +331,7 @@ func (p *proc) cpu() int64 { return taskCPU(p.cmd.Process.Pid) }
 func (p *proc) wait(b *testing.B) int64 {
 	io.Copy(io.Discard, p.out)
 	if err := p.cmd.Wait(); err != nil {
-		b.Errorf("%s: %v", p.cmd.Path, err)
+		b.Errorf("%v: %v\n%s", p.cmd.Args, err, p.errb.Bytes())
 	}
 	p.exit = time.Now()
 	ps := p.cmd.ProcessState
@@ -389,6 +392,7 @@ func (r *ingestRig) op(b *testing.B) {
 		v0[i] = v.cpu()
 	}
 	sent0 := r.ls.Sent()
+	busy0, _ := r.cat.Pacer().Paced()
 	cpu0 := cpuTime()
 	t0 := time.Now()
 	if _, err := io.WriteString(agent.in, "go\n"); err != nil {
@@ -398,6 +402,8 @@ func (r *ingestRig) op(b *testing.B) {
 	took := time.Since(t0)
 	cpu1 := cpuTime()
 	sent1 := r.ls.Sent()
+	busy1, _ := r.cat.Pacer().Paced()
+	r.serveBusy += busy1 - busy0
 	for i, v := range viewers {
 		r.viewerIngestCPU += v.cpu() - v0[i]
 	}

@@ -18,15 +18,16 @@ import (
 var discardedRE = regexp.MustCompile(`discarded (\d+) events`)
 
 // A run ingested faster than viewers are served: while it is ingested,
-// the bytes delivered stay within the serve rate and the feed keeps its
-// backlog only; each babeltrace2 viewer prints a subsequence of HQ's
+// the bytes delivered stay within the serve rate and the feed within its
+// cap; each babeltrace2 viewer prints a subsequence of HQ's
 // events in HQ's order, reports every event it did not get as discarded,
 // keeps printing until the run ends, and gets the run's last events once
 // the ingest stops (pacing ends, it catches up).
 func TestBabeltraceLivePaced(t *testing.T) {
 	bt := needBabeltrace(t)
 	dir := t.TempDir()
-	h := startLiveHQWith(t, dir, &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: 200 * time.Millisecond}})
+	h := startLiveHQWith(t, dir, &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: 200 * time.Millisecond},
+		FeedMax: 2 << 20})
 	a, data := dialAgent(t, h.hq.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -38,8 +39,9 @@ func TestBabeltraceLivePaced(t *testing.T) {
 	v1, v2 := startViewer(t, bt, url), startViewer(t, bt, url)
 	h.waitClients(t, in.ID, 2)
 
-	// 600 k events in 30 writes over at least 1.5 s: up to 8 MB/s of Bytefrog,
-	// far beyond the 2 MiB/s served.
+	// 600 k events (12 MB of Bytefrog, 6 times the feed's cap) in 30
+	// writes over at least 1.5 s: up to 8 MB/s, beyond the 2 MiB/s of
+	// CTF served.
 	chunks, n := hqtest.Generate(hqtest.Workload{Events: 600_000, Methods: 200, Threads: 4, Chunk: 4096, Seed: 11})
 	sent0 := h.live.Sent()
 	t0 := time.Now()
@@ -67,8 +69,8 @@ func TestBabeltraceLivePaced(t *testing.T) {
 	if limit := int64(ctf.DefaultServeRate * (took.Seconds() + 0.5)); sent > limit {
 		t.Errorf("%d packet bytes delivered in the %v of the ingest; the rate allows about %d", sent, took, limit)
 	}
-	if limit := int64(ctf.DefaultBacklog + 2*hq.BlockBufferSize); maxKept > limit {
-		t.Errorf("the feed kept %d bytes while paced; want at most about its backlog, %d", maxKept, limit)
+	if limit := int64(2<<20 + 2*hq.BlockBufferSize); maxKept > limit {
+		t.Errorf("the feed kept %d bytes; want at most about its cap, %d", maxKept, limit)
 	}
 	for _, v := range []*viewer{v1, v2} {
 		v.waitExit(t, time.Minute)

@@ -43,6 +43,8 @@ type Pacer struct {
 	ingestAt atomic.Int64 // unix ns of the last block ingested
 
 	mu    sync.Mutex
+	busy  time.Duration // serving time charged while paced, in all
+	sent  int64         // bytes delivered while paced, in all
 	debt  time.Duration // serving time beyond the share; negative: credit
 	bytes float64       // bytes delivered beyond the rate; negative: credit
 	last  time.Time
@@ -52,6 +54,14 @@ type Pacer struct {
 // and rate packet bytes a second (≤ 0: no limit) while a run is ingested.
 func NewPacer(share, rate float64) *Pacer {
 	return &Pacer{share: max(share, 0), rate: max(rate, 0)}
+}
+
+// Paced returns the serving time and the packet bytes delivered while a
+// run was being ingested (serving paced), since the pacer was made.
+func (p *Pacer) Paced() (busy time.Duration, sent int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.busy, p.sent
 }
 
 // ingesting notes that a run's events are arriving (one call per block).
@@ -86,6 +96,8 @@ func (p *Pacer) Pace(busy time.Duration, sent int) {
 		p.bytes -= p.rate * dt.Seconds()
 	}
 	p.last = now
+	p.busy += busy
+	p.sent += int64(sent)
 	var pause time.Duration
 	if p.share > 0 {
 		p.debt = max(p.debt, -paceBurst) + busy
