@@ -11,7 +11,7 @@ import (
 // and not when it has one; Pace gets every request's time.
 func TestDemandAndPace(t *testing.T) {
 	tr := newTestTrace()
-	var demands, paced atomic.Int64
+	var demands, paced, sentBytes atomic.Int64
 	tr.SetDemand(func() {
 		if demands.Add(1) == 1 {
 			tr.Publish(0, Index{PacketSize: 80, ContentSize: 80}, pkt(10, 'd'))
@@ -21,9 +21,7 @@ func TestDemandAndPace(t *testing.T) {
 	cat := &testCatalog{ss: []Session{&testSession{info: SessionInfo{ID: 1, Hostname: "h", Name: "s", LiveTimer: 1}, trace: tr}}}
 	cfg := DefaultConfig()
 	cfg.Pace = func(d time.Duration, sent int) {
-		if sent != 0 {
-			t.Errorf("%d packet bytes sent; want 0 (no GET_PACKET)", sent)
-		}
+		sentBytes.Add(int64(sent))
 		if d < 0 {
 			t.Errorf("negative busy time %v", d)
 		}
@@ -41,6 +39,10 @@ func TestDemandAndPace(t *testing.T) {
 	if x := c.index(id); x.Status != IndexOK || x.Offset != 10 {
 		t.Fatalf("second index: %+v", x)
 	}
+	// A packet's bytes, from the trace's own buffer, counted as sent.
+	if st, _, data := c.packet(id, 12, 8); st != PacketOK || string(data) != "eeeeeeee" {
+		t.Fatalf("packet: %v %q", st, data)
+	}
 	if n := demands.Load(); n != 1 {
 		t.Fatalf("%d demands; want 1 (the second packet was there)", n)
 	}
@@ -51,13 +53,17 @@ func TestDemandAndPace(t *testing.T) {
 	if x := c.index(id); x.Status != IndexHup || demands.Load() != 2 {
 		t.Fatalf("after the end: %+v, %d demands; want HUP, no demand", x, demands.Load())
 	}
-	// connect, create, attach, 4 indexes: Pace follows each reply.
-	for deadline := time.Now().Add(5 * time.Second); paced.Load() < 7; time.Sleep(time.Millisecond) {
+	// connect, create, attach, 4 indexes, a packet: Pace follows each
+	// reply, with the packet bytes it carried.
+	for deadline := time.Now().Add(5 * time.Second); paced.Load() < 8; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("Pace called %d times; want 7", paced.Load())
+			t.Fatalf("Pace called %d times; want 8", paced.Load())
 		}
 	}
-	if n := paced.Load(); n != 7 {
-		t.Fatalf("Pace called %d times; want 7", n)
+	if n := paced.Load(); n != 8 {
+		t.Fatalf("Pace called %d times; want 8", n)
+	}
+	if n := sentBytes.Load(); n != 8 {
+		t.Fatalf("Pace was told of %d packet bytes; want 8", n)
 	}
 }
