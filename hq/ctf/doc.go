@@ -86,11 +86,11 @@
 // each reply: the serving work (encoding on demand, answering, sending;
 // wall time, an upper bound of its CPU) to CatalogConfig.ServeShare of
 // one core (5%), and the packet bytes delivered to all viewers together
-// to CatalogConfig.ServeRate (2 MiB/s, about 40 k events/s). A viewer
+// to CatalogConfig.ServeRate (1 MiB/s, about 20 k events/s). A viewer
 // waits for its reply meanwhile, so its own CPU follows the rate (a
 // babeltrace2 viewer spends about 0.6 µs per event decoding, its text
 // output more): however fast it reads, it cannot take the machine from
-// the ingest. Encoding follows the delivery (at most 8192 events per
+// the ingest. Encoding follows the delivery (at most 4096 events per
 // demand), so a paced run is encoded only as far as it is delivered. A
 // viewer served less than the run brings falls behind, by up to the
 // feed's 16 MiB, and then skips ahead to the oldest events kept (the rest

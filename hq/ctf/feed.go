@@ -21,10 +21,10 @@ const (
 
 	ownedChunk = 64 << 10 // bytes of events copied per item (Message path)
 	// pacedFill is the events encoded per demand while a run is
-	// ingested (about 400 KB of packets, a fifth of a second at
+	// ingested (about 200 KB of packets, a fifth of a second at
 	// DefaultServeRate): encoding keeps pace with the delivery, and the
 	// pacer holds it to its share in small steps.
-	pacedFill = 8192
+	pacedFill = 4096
 )
 
 // Feed is the hq.BlockProcessor that makes a run a live trace without

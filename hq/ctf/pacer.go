@@ -12,11 +12,12 @@ const (
 	// while a run is being ingested.
 	DefaultServeShare = 0.05
 	// DefaultServeRate is the packet bytes per second delivered to all
-	// viewers together while a run is being ingested: about 40 k events/s
-	// of method calls, more than anyone reads live, and what keeps a
-	// viewer's own CPU (babeltrace2 decodes an event in about 0.6 µs)
-	// at a few percent of a core whatever the ingest rate.
-	DefaultServeRate = 2 << 20
+	// viewers together while a run is being ingested: about 20 k events/s
+	// of method calls, more than anyone reads live, and what keeps the
+	// viewers' own CPU (babeltrace2 decodes an event in about 0.6 µs
+	// with -o dummy, more printing text) at a few percent of a core
+	// whatever the ingest rate.
+	DefaultServeRate = 1 << 20
 	// ingestQuiet is how long after the last block ingested serving runs
 	// unpaced.
 	ingestQuiet = 100 * time.Millisecond
