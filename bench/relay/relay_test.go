@@ -226,7 +226,7 @@ func readTadpole(b *testing.B) result {
 	go srv.Serve()
 	defer srv.Close()
 	lcfg := live.DefaultConfig()
-	lcfg.Pace = cat.Pacer().Pace // as tadpole-hq -live does
+	lcfg.Pacer = cat.Pacer() // as tadpole-hq -live does
 	ls, err := live.NewServer(cat, lcfg)
 	if err != nil {
 		b.Fatal(err)

@@ -69,7 +69,7 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 	lcfg := live.DefaultConfig()
 	lcfg.ForceBeginning = l.fromStart
 	lcfg.Logger = cfg.Logger
-	lcfg.Pace = cat.Pacer().Pace
+	lcfg.Pacer = cat.Pacer()
 	srv, err := live.NewServer(cat, lcfg)
 	if err != nil {
 		return nil, err

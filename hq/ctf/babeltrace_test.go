@@ -241,7 +241,7 @@ func startLiveHQWith(t testing.TB, dir string, ccfg *ctf.CatalogConfig) *liveHQ 
 	go h.hq.Serve()
 	t.Cleanup(func() { h.hq.Close() })
 	lcfg := live.DefaultConfig()
-	lcfg.Pace = cat.Pacer().Pace // as tadpole-hq -live does
+	lcfg.Pacer = cat.Pacer() // as tadpole-hq -live does
 	h.live, err = live.NewServer(cat, lcfg)
 	if err != nil {
 		t.Fatal(err)

@@ -41,9 +41,9 @@ type CatalogConfig struct {
 	// are served as recorded sessions.
 	TraceDir string
 	// ServeShare is the share of one core that serving viewers (encoding
-	// and sending) may take while a run is being ingested (default
-	// DefaultServeShare; negative: no limit). Set Pacer().Pace as
-	// live.Config.Pace.
+	// and sending, in CPU time) may take while a run is being ingested
+	// (default DefaultServeShare; negative: no limit). Set Pacer() as
+	// live.Config.Pacer.
 	ServeShare float64
 	// ServeRate is the packet bytes per second delivered to all viewers
 	// together while a run is being ingested (default DefaultServeRate;
@@ -103,8 +103,8 @@ func NewCatalog(cfg *CatalogConfig) (*Catalog, error) {
 	return c, nil
 }
 
-// Pacer returns the pacer of the catalog's runs: set its Pace as the live
-// server's live.Config.Pace.
+// Pacer returns the pacer of the catalog's runs: set it as the live
+// server's live.Config.Pacer.
 func (c *Catalog) Pacer() *Pacer { return c.pacer }
 
 // session is one run: live (trace set) or recorded (file set).

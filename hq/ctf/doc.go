@@ -84,7 +84,7 @@
 // While a run is being ingested (a block arrived within the last 100
 // ms), the Pacer holds serving back, in the viewers' goroutines, after
 // each reply: the serving work (encoding on demand, answering, sending;
-// wall time, an upper bound of its CPU) to CatalogConfig.ServeShare of
+// the CPU time of each request's thread) to CatalogConfig.ServeShare of
 // one core (5%), and the packet bytes delivered to all viewers together
 // to CatalogConfig.ServeRate (1 MiB/s, about 20 k events/s). A viewer
 // waits for its reply meanwhile, so its own CPU follows the rate (a

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -183,12 +184,13 @@ func BenchmarkIngestLive(b *testing.B) {
 	}
 	fmt.Printf("BenchmarkIngestLive: %d rounds of %d events; load average %s before, %s after\n",
 		b.N, n, load0, loadAvg())
-	fmt.Printf("%-10s %7s %6s %11s %8s %8s %7s %6s %9s %9s %8s %8s %6s\n", "setup", "M ev/s", "ratio", "ratio range",
-		"HQ ns/ev", "HQ+catch", "agentns", "serve%", "v kev/s", "v all k/s", "v %core", "v ns/ev", "%drop")
+	fmt.Printf("%-10s %7s %6s %11s %8s %8s %6s %7s %6s %9s %9s %8s %8s %6s\n", "setup", "M ev/s", "ratio", "ratio range",
+		"HQ ns/ev", "HQ+catch", "GC/run", "agentns", "serve%", "v kev/s", "v all k/s", "v %core", "v ns/ev", "%drop")
 	for _, r := range setups {
 		lo, hi := r.ratioRange(base)
-		row := fmt.Sprintf("%-10s %7.2f %6.3f %5.2f–%5.2f %8.1f %8.1f %7.1f", r.name, median(r.rates)/1e6, r.ratio(base),
+		row := fmt.Sprintf("%-10s %7.2f %6.3f %5.2f–%5.2f %8.1f %8.1f %6.1f %7.1f", r.name, median(r.rates)/1e6, r.ratio(base),
 			lo, hi, float64(r.hqIngestCPU)/float64(r.events), float64(r.hqCPU)/float64(r.events),
+			float64(r.gcs)/float64(len(r.rates)),
 			float64(r.agentCPU)/float64(r.events))
 		if r.viewers > 0 {
 			row += fmt.Sprintf(" %6.2f %9.1f %9.1f %8.1f %8.1f %6.1f",
@@ -202,8 +204,8 @@ func BenchmarkIngestLive(b *testing.B) {
 		fmt.Println(row)
 	}
 	fmt.Printf("M ev/s, ratio: median over rounds (ratio: to viewers=0 in the same round); HQ ns/ev: HQ's process CPU " +
-		"per event while the run was ingested; HQ+catch: until the viewers had read the run's end; agentns: the agent " +
-		"process's CPU per event; serve%%: HQ's serving time (wall, handling and sending, encoding included) while the run was ingested, %% of the ingest time; v kev/s: events delivered to each viewer while the run was ingested; v all k/s: " +
+		"per event while the run was ingested; HQ+catch: until the viewers had read the run's end; GC/run: HQ's garbage collections while the run was ingested; agentns: the agent " +
+		"process's CPU per event; serve%%: HQ's serving CPU time (handling and sending, encoding included) while the run was ingested, %% of the ingest time; v kev/s: events delivered to each viewer while the run was ingested; v all k/s: " +
 		"per viewer, from the run's start to the viewer's exit; v %%core: all viewers' CPU while the run was ingested; " +
 		"v ns/ev: viewer CPU per event delivered; %%drop: events the feed dropped before encoding (discarded)\n")
 }
@@ -234,6 +236,7 @@ type ingestRig struct {
 	viewerCPU       int64
 	ingestTime      time.Duration
 	viewTime        time.Duration // summed over viewers
+	gcs             int64         // garbage collections while ingesting
 	serveBusy       time.Duration // serving time the pacer was charged while ingesting
 	deliveredIngest int64         // events delivered while ingested, summed over viewers
 	delivered       int64         // events delivered, summed over viewers
@@ -392,7 +395,10 @@ func (r *ingestRig) op(b *testing.B) {
 		v0[i] = v.cpu()
 	}
 	sent0 := r.ls.Sent()
-	busy0, _ := r.cat.Pacer().Paced()
+	busy0, _ := r.cat.Pacer().Stats()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	gc0 := ms.NumGC
 	cpu0 := cpuTime()
 	t0 := time.Now()
 	if _, err := io.WriteString(agent.in, "go\n"); err != nil {
@@ -402,7 +408,9 @@ func (r *ingestRig) op(b *testing.B) {
 	took := time.Since(t0)
 	cpu1 := cpuTime()
 	sent1 := r.ls.Sent()
-	busy1, _ := r.cat.Pacer().Paced()
+	runtime.ReadMemStats(&ms)
+	r.gcs += int64(ms.NumGC - gc0)
+	busy1, _ := r.cat.Pacer().Stats()
 	r.serveBusy += busy1 - busy0
 	for i, v := range viewers {
 		r.viewerIngestCPU += v.cpu() - v0[i]
@@ -449,7 +457,7 @@ func (r *ingestRig) op(b *testing.B) {
 // does.
 func serveLive(b *testing.B, cat *ctf.Catalog) (*live.Server, string) {
 	lcfg := live.DefaultConfig()
-	lcfg.Pace = cat.Pacer().Pace
+	lcfg.Pacer = cat.Pacer()
 	ls, err := live.NewServer(cat, lcfg)
 	if err != nil {
 		b.Fatal(err)

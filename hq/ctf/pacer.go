@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tadpole-trace/tadpole/transport/live"
 )
 
 // Pacer defaults.
@@ -57,9 +59,9 @@ func NewPacer(share, rate float64) *Pacer {
 	return &Pacer{share: max(share, 0), rate: max(rate, 0)}
 }
 
-// Paced returns the serving time and the packet bytes delivered while a
+// Stats returns the serving time and the packet bytes delivered while a
 // run was being ingested (serving paced), since the pacer was made.
-func (p *Pacer) Paced() (busy time.Duration, sent int64) {
+func (p *Pacer) Stats() (busy time.Duration, sent int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.busy, p.sent
@@ -72,12 +74,18 @@ func (p *Pacer) ingesting() {
 	}
 }
 
+var _ live.Pacer = (*Pacer)(nil)
+
+// Paced implements live.Pacer: serving is paced while a run is being
+// ingested.
+func (p *Pacer) Paced() bool { return p.active() }
+
 // active reports whether serving is paced now: a run is being ingested.
 func (p *Pacer) active() bool {
 	return p != nil && (p.share > 0 || p.rate > 0) && time.Now().UnixNano()-p.ingestAt.Load() <= int64(ingestQuiet)
 }
 
-// Pace is live.Config.Pace: it charges busy to the serving budget and
+// Pace implements live.Pacer: it charges busy to the serving budget and
 // sent to the delivery budget, and sleeps while either is over its share
 // of the time since ingest began.
 func (p *Pacer) Pace(busy time.Duration, sent int) {

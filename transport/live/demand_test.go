@@ -6,6 +6,12 @@ import (
 	"time"
 )
 
+// pacerFunc is a Pacer that is always pacing.
+type pacerFunc func(time.Duration, int)
+
+func (pacerFunc) Paced() bool                         { return true }
+func (f pacerFunc) Pace(busy time.Duration, sent int) { f(busy, sent) }
+
 // A producer that encodes on demand publishes from the viewer's request:
 // GET_NEXT_INDEX calls the demand hook when the viewer has no packet left,
 // and not when it has one; Pace gets every request's time.
@@ -20,13 +26,13 @@ func TestDemandAndPace(t *testing.T) {
 	})
 	cat := &testCatalog{ss: []Session{&testSession{info: SessionInfo{ID: 1, Hostname: "h", Name: "s", LiveTimer: 1}, trace: tr}}}
 	cfg := DefaultConfig()
-	cfg.Pace = func(d time.Duration, sent int) {
+	cfg.Pacer = pacerFunc(func(d time.Duration, sent int) {
 		sentBytes.Add(int64(sent))
 		if d < 0 {
 			t.Errorf("negative busy time %v", d)
 		}
 		paced.Add(1)
-	}
+	})
 	_, addr := startServer(t, cat, cfg)
 	c := dialTest(t, addr)
 	c.connect()

@@ -85,7 +85,7 @@
 // stream whose packets the viewer has all read calls the hook first, in
 // the viewer's goroutine and without the trace's lock, so that packets are
 // made at the pace of the viewers and shared by all of them.
-// Config.Pace, called after each reply with the time it took and the
+// Config.Pacer, told after each reply of the CPU time it took and the
 // packet bytes it carried, lets the embedder hold serving back: requests
 // are strictly sequential, so a viewer held back waits for its reply and
 // its own CPU follows the pace (tadpole-hq keeps serving to a share of a

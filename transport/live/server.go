@@ -60,13 +60,24 @@ type Config struct {
 	ForceBeginning bool
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
-	// Pace, if set, is called by a viewer's goroutine after each reply
-	// with the time the request took to handle and send and the packet
-	// bytes the reply carried (GET_PACKET's data, else 0); it may sleep
-	// to hold serving back (e.g. to leave the CPU to the producer). As
-	// requests are strictly sequential, a viewer waits for its next
-	// reply meanwhile: its own CPU follows the pace.
-	Pace func(busy time.Duration, sent int)
+	// Pacer, if set, holds serving back (e.g. to leave the CPU to the
+	// producer).
+	Pacer Pacer
+}
+
+// Pacer holds serving back. As requests are strictly sequential, a
+// viewer held back waits for its next reply: its own CPU follows the
+// pace. Its methods are called by the viewers' goroutines, concurrently.
+type Pacer interface {
+	// Paced reports whether serving is held back now. While it is, the
+	// CPU time of each request is measured (its goroutine keeps its
+	// thread meanwhile); otherwise its wall time is given.
+	Paced() bool
+	// Pace is called after each reply with the time the request took to
+	// handle and send (its thread's CPU time if it was measured, never
+	// more than the wall time) and the packet bytes the reply carried
+	// (GET_PACKET's data, else 0). It may sleep.
+	Pace(busy time.Duration, sent int)
 }
 
 // Defaults for Config.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"time"
 )
 
@@ -96,20 +97,38 @@ func (v *viewer) run() error {
 		}
 		v.out, v.data = v.out[:0], nil
 		v.sent = 0
-		t0 := time.Now()
-		if err := v.handle(h.Cmd, p); err != nil {
-			return err
+		pacer := v.srv.cfg.Pacer
+		locked := pacer != nil && pacer.Paced()
+		var cpu0 int64
+		var cpuOK bool
+		if locked {
+			// The goroutine keeps its thread for the request, so that the
+			// thread's CPU time is the request's.
+			runtime.LockOSThread()
+			cpu0, cpuOK = threadCPU()
 		}
-		if err := v.write(); err != nil {
-			return err
+		t0 := time.Now()
+		err = v.handle(h.Cmd, p)
+		if err == nil {
+			err = v.write()
 		}
 		now := time.Now()
+		busy := now.Sub(t0)
+		if locked {
+			if cpu1, ok := threadCPU(); cpuOK && ok {
+				busy = min(time.Duration(cpu1-cpu0), busy)
+			}
+			runtime.UnlockOSThread()
+		}
+		if err != nil {
+			return err
+		}
 		v.srv.lastReq.Store(now.UnixNano())
 		if v.sent > 0 {
 			v.srv.sent.Add(int64(v.sent))
 		}
-		if v.srv.cfg.Pace != nil {
-			v.srv.cfg.Pace(now.Sub(t0), v.sent)
+		if pacer != nil {
+			pacer.Pace(max(busy, 0), v.sent)
 		}
 	}
 }
