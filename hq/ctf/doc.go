@@ -81,7 +81,7 @@
 //
 // # Pacing
 //
-// While a run is being ingested (a block arrived within the last 100
+// While a run is being ingested (a block arrived within the last 300
 // ms), the Pacer holds serving back, in the viewers' goroutines, after
 // each reply: the serving work (encoding on demand, answering, sending;
 // the CPU time of each request's thread) to CatalogConfig.ServeShare of

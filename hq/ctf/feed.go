@@ -259,6 +259,9 @@ func (f *Feed) Fill() {
 		budget = pacedFill
 	}
 	for f.pos < end && budget != 0 {
+		if budget < 0 && f.pacer.active() {
+			budget = pacedFill // the ingest resumed meanwhile
+		}
 		f.mu.Lock()
 		if f.pos < f.head {
 			// Dropped before we got there: names and breaks are kept.

@@ -21,8 +21,9 @@ const (
 	// whatever the ingest rate.
 	DefaultServeRate = 1 << 20
 	// ingestQuiet is how long after the last block ingested serving runs
-	// unpaced.
-	ingestQuiet = 100 * time.Millisecond
+	// unpaced: longer than a busy machine keeps HQ's core off the CPU,
+	// short enough that viewers catch up soon after a run ends.
+	ingestQuiet = 300 * time.Millisecond
 	// paceBurst is the serving time allowed at once before pacing.
 	paceBurst = 5 * time.Millisecond
 	// rateBurst is the share of a second of DefaultServeRate's bytes
