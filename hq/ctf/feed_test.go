@@ -138,3 +138,35 @@ func TestFeedLaggingViewer(t *testing.T) {
 		t.Fatalf("kept %d bytes after Discard", mem)
 	}
 }
+
+// While a run is ingested, a demand encodes a few thousand events, not
+// everything kept; once the ingest stops, the next demand encodes the
+// rest, and nothing is lost.
+func TestFeedPacedFill(t *testing.T) {
+	sink := &recSink{}
+	w, _ := NewWriter(sink, &Config{Start: t0, LiveTimer: time.Hour})
+	f := NewFeed(w, bytefrog.Dialect{Version: 4}, 0)
+	f.pacer = NewPacer(DefaultServeShare, DefaultServeRate)
+	f.Start()
+	f.pacer.ingesting()
+	var buf []byte
+	const n = 50_000
+	for i := int32(0); i < n; i++ {
+		buf = bytefrog.AppendMethodEntry(buf[:0], 1, i, 1, 1)
+		f.Message(raw(entry(i, 1, 1, 1), buf))
+	}
+	f.Fill()
+	// Copied events come in items of up to ownedChunk bytes: a paced
+	// demand stops after the item that reaches pacedFill.
+	perItem := ownedChunk / len(buf)
+	if ev, _ := w.Stats(); ev < pacedFill || ev > pacedFill+int64(perItem) {
+		t.Fatalf("a paced demand encoded %d events; want %d to %d", ev, pacedFill, pacedFill+perItem)
+	}
+	time.Sleep(ingestQuiet + 50*time.Millisecond)
+	f.Finish(nil)
+	f.Fill()
+	if ev, _ := w.Stats(); ev != n || runDiscarded(sink) != 0 || !sink.ended {
+		t.Fatalf("after the ingest: %d events encoded, %d discarded, ended %v; want %d, 0, true", ev,
+			runDiscarded(sink), sink.ended, n)
+	}
+}
