@@ -21,7 +21,8 @@ const (
 
 // viewer is one connection's state, owned by its goroutine: requests are
 // strictly sequential (one request, one reply), so the reading goroutine
-// also writes each reply, in one Write under a deadline.
+// also writes each reply, in one write under a deadline (a packet's bytes
+// go from the trace's buffer in the same writev).
 type viewer struct {
 	srv *Server
 	c   interface {
