@@ -62,14 +62,14 @@ TL_API const int *tadpole_lttng_state(int domain) {
  * tadpole_lttng_jul_n records lttng_jul:event from strings whose lengths
  * the caller knows (bytes before the NUL each one ends with; NULL is "").
  * The event's descriptors, its registration and the metadata the session
- * daemon writes are those lttng-ust's macros
- * generate from tp_jul.h; only the serialization differs, and not in its
- * bytes: where the generated probe measures each string (strlen) and
- * copies it byte by byte looking for its NUL (the ring buffer's strcpy),
- * tl_jul_probe copies the known bytes and their NUL at once. Filters get
- * the same interpreter stack (the generated function prepares it), and
- * probes that are not the generated one (none in lttng-ust 2.13) are
- * called as the tracepoint would call them.
+ * daemon writes are those lttng-ust's macros generate from tp_jul.h; only
+ * the serialization differs, and not in its bytes: where the generated
+ * probe measures each string (strlen) and copies it byte by byte looking
+ * for its NUL (the ring buffer's strcpy), tl_jul_probe copies the known
+ * bytes and their NUL at once. Filters get the same interpreter stack
+ * (the generated function prepares it), notifiers (event rules) the
+ * generated probe, and probes that are not the generated one (none in
+ * lttng-ust 2.13) are called as the tracepoint would call them.
  */
 
 /* The generated probe and tracepoint of lttng_jul:event (tp_jul.h). */
