@@ -155,5 +155,12 @@ TP_INTERNAL int tp_lttng_wants(int32_t h, int level);
  * taken from the clock and the calling thread. */
 TP_INTERNAL void tp_lttng_log(int32_t h, const char *msg, const char *logger, const char *class_name,
                               const char *method_name, int64_t millis, int level, int tid);
+/* tp_lttng_jul is tp_lttng_log with the lengths of the strings known
+ * (bytes before their NUL; msg, class_name and method_name not NULL),
+ * for the JVM's JUL records: lttng_jul:event is written without measuring
+ * or scanning them again. */
+TP_INTERNAL void tp_lttng_jul(int32_t h, const char *msg, size_t msg_len, const char *logger, const char *class_name,
+                              size_t class_len, const char *method_name, size_t method_len, int64_t millis, int level,
+                              int tid);
 
 #endif /* TADPOLE_CAPI_TP_H */

@@ -157,33 +157,35 @@ static int tpj_record_str(JNIEnv *env, jobject record, const char *name, struct 
 /* Records whose source was not named by a call site (TPJ_SELFTEST_SOURCE_WALKS). */
 static _Atomic long tpj_source_walks;
 
-/* tpj_lttng records one JUL record into the LTTng sessions as
- * lttng_jul:event, with the fields the official LTTng Java agent fills
- * (tpj_log calls it when a session wants the record): the source class
- * and method are those of the call site when the calling class was
- * rewritten (the rewriter named it: no stack walk), else found from the
- * stack as JUL finds them (source.c), or asked of the record
- * (LogRecord.getSourceClassName) when it may carry its own. The logger's
- * name is kept in C since its registration, and a message of up to
- * TPJ_STACK_STR / TPJ_UTF8_PER_CHAR chars (msg_len, msg.length()) is
- * copied with one GetStringUTFRegion onto the stack: one JNI call a
- * record. */
-static void tpj_lttng(JNIEnv *env, jint h, jobject record, jstring msg, jint msg_len, jlong millis, jint level,
-                      jint tid, jint site) {
+/* tpj_lttng_any records one JUL record into the LTTng sessions as
+ * lttng_jul:event, with the fields the official LTTng Java agent fills,
+ * in every case tpj_lttng leaves to it: the source class and method are
+ * those of the call site when the calling class was rewritten, else found
+ * from the stack as JUL finds them (source.c), or asked of the record
+ * (LogRecord.getSourceClassName) when it may carry its own; the logger's
+ * name is the one kept in C, else asked of the record; a long message is
+ * copied to the heap. */
+static __attribute__((noinline)) void tpj_lttng_any(JNIEnv *env, jint h, jobject record, jstring msg, jint msg_len,
+                                                    jlong millis, jint level, jint tid, jint site) {
 	struct tpj_str m, l, c, f;
 	m.heap = l.heap = c.heap = f.heap = NULL;
 	char sc[TPJ_SRC_NAME], sm[TPJ_SRC_NAME];
 	const char *cp = sc, *mp = sm;
+	size_t cn = 0, mn = 0;
 	if (!tp_lttng_source()) {
 		cp = mp = ""; /* lttng_source=off */
-	} else if (site > 0 && tpj_site_get(site, &cp, &mp) == 0) {
+	} else if (site > 0 && tpj_site_get(site, &cp, &cn, &mp, &mn) == 0) {
 		/* the call site: the rewriter named the calling method */
-	} else if (atomic_fetch_add_explicit(&tpj_source_walks, 1, memory_order_relaxed),
-	           tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
-		if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
-		    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)
-			goto out;
-		cp = c.p, mp = f.p;
+	} else {
+		atomic_fetch_add_explicit(&tpj_source_walks, 1, memory_order_relaxed);
+		if (tpj_source(env, sc, sizeof sc, sm, sizeof sm) != 0) {
+			if (record == NULL || tpj_record_str(env, record, "getSourceClassName", &c) != 0 ||
+			    tpj_record_str(env, record, "getSourceMethodName", &f) != 0)
+				goto out;
+			cp = c.p, mp = f.p;
+		}
+		cn = strlen(cp);
+		mn = strlen(mp);
 	}
 	const char *logger = NULL; /* the name kept in C */
 	if (!tp_lttng_named(h)) {
@@ -191,24 +193,51 @@ static void tpj_lttng(JNIEnv *env, jint h, jobject record, jstring msg, jint msg
 			goto out;
 		logger = l.p;
 	}
-	if (msg != NULL && msg_len >= 0 && (size_t)msg_len * TPJ_UTF8_PER_CHAR < sizeof m.stack) {
-		/* HotSpot ends the copy with a NUL; bounded, should a JVM not. */
-		m.p = m.stack;
-		m.stack[0] = 0;
-		m.stack[(size_t)msg_len * TPJ_UTF8_PER_CHAR] = 0;
-		/* msg_len is msg.length() (JulHandler): never out of bounds, so no
-		 * ExceptionCheck (a JNI call of its own). */
-		if (msg_len > 0)
-			(*env)->GetStringUTFRegion(env, msg, 0, msg_len, m.stack);
-	} else if (tpj_utf(env, msg, &m) != 0) {
+	if (tpj_utf(env, msg, &m) != 0)
 		goto out;
-	}
-	tp_lttng_log(h, m.p, logger, cp, mp, (int64_t)millis, level, tid);
+	tp_lttng_jul(h, m.p, strlen(m.p), logger, cp, cn, mp, mn, (int64_t)millis, level, tid);
 out:
-	tpj_str_free(&m);
-	tpj_str_free(&f);
-	tpj_str_free(&c);
-	tpj_str_free(&l);
+	if (m.heap != NULL)
+		tpj_str_free(&m);
+	if (f.heap != NULL)
+		tpj_str_free(&f);
+	if (c.heap != NULL)
+		tpj_str_free(&c);
+	if (l.heap != NULL)
+		tpj_str_free(&l);
+}
+
+/* tpj_lttng records one JUL record into the LTTng sessions (tpj_log calls
+ * it when a session wants the record). The common case takes no JNI call
+ * but the message's copy: the call site named by the rewriter (no stack
+ * walk; or lttng_source=off), the logger's name kept in C since its
+ * registration, all with their lengths, and a message of up to
+ * TPJ_STACK_STR / TPJ_UTF8_PER_CHAR chars (msg_len, msg.length()) copied
+ * with one GetStringUTFRegion onto the stack; the event is written from
+ * them (tp_lttng_jul) without measuring them again. Anything else goes to
+ * tpj_lttng_any. */
+static inline void tpj_lttng(JNIEnv *env, jint h, jobject record, jstring msg, jint msg_len, jlong millis,
+                             jint level, jint tid, jint site) {
+	const char *cp = "", *mp = "";
+	size_t cn = 0, mn = 0;
+	if ((tp_lttng_source() && (site <= 0 || tpj_site_get(site, &cp, &cn, &mp, &mn) != 0)) || !tp_lttng_named(h) ||
+	    msg == NULL || msg_len < 0 || (size_t)msg_len * TPJ_UTF8_PER_CHAR >= TPJ_STACK_STR) {
+		tpj_lttng_any(env, h, record, msg, msg_len, millis, level, tid, site);
+		return;
+	}
+	char m[TPJ_STACK_STR];
+	size_t mb = 0;
+	m[0] = 0;
+	if (msg_len > 0) {
+		/* HotSpot ends the copy with a NUL; bounded, should a JVM not. */
+		m[(size_t)msg_len * TPJ_UTF8_PER_CHAR] = 0;
+		/* msg_len is msg.length() (JulHandler): never out of bounds, so no
+		 * ExceptionCheck (a JNI call of its own). Modified UTF-8 has no 00
+		 * byte: the first NUL ends the copy. */
+		(*env)->GetStringUTFRegion(env, msg, 0, msg_len, m);
+		mb = strnlen(m, (size_t)msg_len * TPJ_UTF8_PER_CHAR);
+	}
+	tp_lttng_jul(h, m, mb, NULL, cp, cn, mp, mn, (int64_t)millis, level, tid);
 }
 
 /* The names of java.util.logging's standard levels, which JulHandler

@@ -123,9 +123,10 @@ func siteID(class, method, _ string, _ int32, _, _ string) (int32, bool) {
 // siteNames reads the class and method C keeps for site id.
 func siteNames(id int32, cls, method *string) bool {
 	var c, m *C.char
-	if C.tpj_site_get(C.int(id), &c, &m) != 0 {
+	var cn, mn C.size_t
+	if C.tpj_site_get(C.int(id), &c, &cn, &m, &mn) != 0 {
 		return false
 	}
-	*cls, *method = C.GoString(c), C.GoString(m)
+	*cls, *method = C.GoStringN(c, C.int(cn)), C.GoStringN(m, C.int(mn))
 	return true
 }

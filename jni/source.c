@@ -159,6 +159,7 @@ int tpj_source(JNIEnv *env, char *cls, size_t clen, char *method, size_t mlen) {
 
 struct tpj_site {
 	const char *cls, *method;
+	uint32_t cls_len, method_len;
 };
 
 static _Atomic(struct tpj_site *) tpj_site_pages[TPJ_MAX_SITES / TPJ_SITE_PAGE + 1];
@@ -178,6 +179,8 @@ int tpj_site_set(int id, const char *cls, const char *method) {
 			free(p); /* another thread's page won; page holds it */
 	}
 	size_t cl = strlen(cls), ml = strlen(method);
+	if (cl > UINT32_MAX / 4 || ml > UINT32_MAX / 4)
+		return -1;
 	char *c = malloc(cl + 1 + ml + 1);
 	if (c == NULL)
 		return -1;
@@ -185,12 +188,14 @@ int tpj_site_set(int id, const char *cls, const char *method) {
 	memcpy(c + cl + 1, method, ml + 1);
 	struct tpj_site *e = &page[id % TPJ_SITE_PAGE];
 	e->method = c + cl + 1;
+	e->cls_len = (uint32_t)cl;
+	e->method_len = (uint32_t)ml;
 	/* cls last, released: a reader that sees it sees the method too. */
 	atomic_store_explicit((_Atomic(const char *) *)&e->cls, c, memory_order_release);
 	return 0;
 }
 
-int tpj_site_get(int id, const char **cls, const char **method) {
+int tpj_site_get(int id, const char **cls, size_t *cls_len, const char **method, size_t *method_len) {
 	if (id <= 0 || id > TPJ_MAX_SITES)
 		return -1;
 	struct tpj_site *page = atomic_load_explicit(&tpj_site_pages[id / TPJ_SITE_PAGE], memory_order_acquire);
@@ -201,6 +206,8 @@ int tpj_site_get(int id, const char **cls, const char **method) {
 	if (c == NULL)
 		return -1;
 	*cls = c;
+	*cls_len = e->cls_len;
 	*method = e->method;
+	*method_len = e->method_len;
 	return 0;
 }

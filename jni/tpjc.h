@@ -47,7 +47,8 @@ int tpj_source(JNIEnv *env, char *cls, size_t clen, char *method, size_t mlen);
  * (binary name) and method, copied; once per id. 0, or -1 when id is out
  * of range or memory is short. */
 int tpj_site_set(int id, const char *cls, const char *method);
-/* tpj_site_get returns the names of call site id; -1 when it has none. */
-int tpj_site_get(int id, const char **cls, const char **method);
+/* tpj_site_get returns the names of call site id and their lengths; -1
+ * when it has none. */
+int tpj_site_get(int id, const char **cls, size_t *cls_len, const char **method, size_t *method_len);
 
 #endif /* TADPOLE_JNI_TPJC_H */

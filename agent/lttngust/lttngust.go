@@ -7,11 +7,13 @@ package lttngust
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define LT_ABI 1
+#define LT_ABI 2
 
 typedef int (*lt_enabled_fn)(int domain);
-typedef void (*lt_jul_fn)(const char *, const char *, const char *, const char *, long, int, int);
+typedef void (*lt_jul_fn)(const char *, size_t, const char *, size_t, const char *, size_t, const char *, size_t, long,
+                          int, int);
 typedef void (*lt_log4j_fn)(const char *, const char *, const char *, const char *, const char *, int, long, int,
                             const char *);
 typedef void (*lt_python_fn)(const char *, const char *, const char *, const char *, int, int, int, const char *);
@@ -31,7 +33,7 @@ static int lt_open(const char *path, char *err, size_t errlen) {
 	}
 	int (*abi)(void) = (int (*)(void))dlsym(h, "tadpole_lttng_abi");
 	lt_enabled = (lt_enabled_fn)dlsym(h, "tadpole_lttng_enabled");
-	lt_jul_p = (lt_jul_fn)dlsym(h, "tadpole_lttng_jul");
+	lt_jul_p = (lt_jul_fn)dlsym(h, "tadpole_lttng_jul_n");
 	lt_log4j_p = (lt_log4j_fn)dlsym(h, "tadpole_lttng_log4j");
 	lt_python_p = (lt_python_fn)dlsym(h, "tadpole_lttng_python");
 	if (abi == NULL || abi() != LT_ABI || lt_enabled == NULL || lt_jul_p == NULL || lt_log4j_p == NULL ||
@@ -57,7 +59,8 @@ static void lt_record(int domain, const char *b, int logger, int cls, int meth, 
 		lt_python_p(b + when, b, b + logger, b + meth, line, level, tid, b + tname);
 		break;
 	default:
-		lt_jul_p(b, b + logger, b + cls, b + meth, millis, level, tid);
+		lt_jul_p(b, strlen(b), b + logger, strlen(b + logger), b + cls, strlen(b + cls), b + meth, strlen(b + meth),
+		         millis, level, tid);
 	}
 }
 */
