@@ -76,6 +76,7 @@ static void tpj_jul_fields(JNIEnv *env, jclass probe, jclass buf);
 static void tpj_jul_init(JNIEnv *env, jclass tadpole);
 static void tpj_jul_route(JNIEnv *env);
 static void tpj_jul_death(JNIEnv *env);
+static void tpj_jul_idle(JNIEnv *env);
 
 /* The registry of every live thread's buffer, for VMDeath. */
 static pthread_mutex_t tpj_reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -179,6 +180,7 @@ char *tpj_probe_onload(jvmtiEnv *jvmti, const char *options) {
 	memset(&have, 0, sizeof have);
 	(*jvmti)->GetPotentialCapabilities(jvmti, &have);
 	want.can_retransform_classes = have.can_retransform_classes;
+	want.can_suspend = have.can_suspend; /* JUL records of quiet threads (tpj_jul_idle) */
 	if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE) {
 		memset(&want, 0, sizeof want);
 	}
@@ -499,6 +501,8 @@ static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
 	(void)cls;
 	tpj_probe_sites_live(env);
 	int tracing = tadpole_tracing();
+	if (tracing)
+		tpj_jul_idle(env); /* JUL records of threads that went quiet */
 	if (tracing && atomic_load(&tpj_hook_on) && !atomic_load(&tpj_methods_on)) {
 		/* The first run began after VM start: the loaded classes it traces,
 		 * and those rewritten with call sites only, get method probes. */
@@ -908,4 +912,139 @@ static void tpj_jul_death(JNIEnv *env) {
 	atomic_store(&tpj_jul_dead, 1);
 	if (tpj_jul_tadpole != NULL)
 		tpj_jul_set(env, 0);
+}
+
+/*
+ * Quiet threads. A thread hands its buffer over when it records into a
+ * full one or one AGE ms old; one that logs and then goes quiet (blocks,
+ * sleeps, runs untraced code) would keep its JUL records until it ends.
+ * So every TPJ_IDLE_SCAN_MS the tick thread looks for buffers holding JUL
+ * records TPJ_IDLE_MS old and hands them over itself: it suspends the
+ * owner (JVMTI), and when none of the owner's top frames is the agent's
+ * (io/tadpole/: Probe's appends and hand-overs, Tadpole's natives, the
+ * JUL handler) and it has a Java frame (not in ThreadEnd), the buffer is
+ * between two appends: its words and chars go onto the hand-over queue
+ * (lock-free: a suspended thread may hold the agent's locks) in place of
+ * the owner's next hand-over, which comes after them, and the owner
+ * resumes. Without the converter, or without can_suspend, quiet threads
+ * keep their records until their next append, their end or VM death.
+ */
+#define TPJ_IDLE_SCAN_MS 25
+#define TPJ_IDLE_MS 100
+/* Top frames looked at for the agent's. */
+#define TPJ_IDLE_FRAMES 24
+
+static jfieldID tpj_buf_first, tpj_buf_owner, tpj_probe_tick;
+static int64_t tpj_idle_last; /* tick of the last scan; the tick thread's */
+static int tpj_idle_off;      /* 1: cannot suspend or lacks fields */
+
+/* tpj_idle_busy reports whether thread (suspended) may be inside the
+ * agent's code, or has no Java frame. */
+static int tpj_idle_busy(JNIEnv *env, jthread thread) {
+	jvmtiFrameInfo f[TPJ_IDLE_FRAMES];
+	jint n = 0;
+	if ((*tpj_jvmti)->GetStackTrace(tpj_jvmti, thread, 0, TPJ_IDLE_FRAMES, f, &n) != JVMTI_ERROR_NONE || n == 0)
+		return 1;
+	for (jint i = 0; i < n; i++) {
+		jclass c = NULL;
+		char *sig = NULL;
+		int ours = 1;
+		if ((*tpj_jvmti)->GetMethodDeclaringClass(tpj_jvmti, f[i].method, &c) == JVMTI_ERROR_NONE &&
+		    (*tpj_jvmti)->GetClassSignature(tpj_jvmti, c, &sig, NULL) == JVMTI_ERROR_NONE && sig != NULL)
+			ours = strncmp(sig, "Lio/tadpole/", 12) == 0;
+		if (sig != NULL)
+			(*tpj_jvmti)->Deallocate(tpj_jvmti, (unsigned char *)sig);
+		if (c != NULL)
+			(*env)->DeleteLocalRef(env, c);
+		if (ours)
+			return 1;
+	}
+	return 0;
+}
+
+/* tpj_idle_flush hands over the JUL records (and the events before them)
+ * of buf, whose owner went quiet, into pool buffer b; 1 when b was
+ * queued, 0 when it is left to the caller. tpj_reg_mu is held. */
+static int tpj_idle_flush(JNIEnv *env, jobject buf, struct tpj_pbuf *b) {
+	jthread owner = (jthread)(*env)->GetObjectField(env, buf, tpj_buf_owner);
+	if (owner == NULL)
+		return 0;
+	int queued = 0;
+	if ((*tpj_jvmti)->SuspendThread(tpj_jvmti, owner) != JVMTI_ERROR_NONE) {
+		(*env)->DeleteLocalRef(env, owner);
+		return 0;
+	}
+	jint n = (*env)->GetIntField(env, buf, tpj_buf_n);
+	if (n > 0 && n <= TPJ_PROBE_SIZE && (*env)->GetIntField(env, buf, tpj_buf_nc) > 0 && !tpj_idle_busy(env, owner) &&
+	    (*env)->GetIntField(env, buf, tpj_buf_gen) ==
+	        (*env)->GetStaticIntField(env, tpj_probe_class, tpj_probe_gen)) {
+		jlongArray a = (jlongArray)(*env)->GetObjectField(env, buf, tpj_buf_a);
+		if (a != NULL) {
+			(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)b->w);
+			(*env)->DeleteLocalRef(env, a);
+		}
+		if (a != NULL && !tpj_exc(env)) {
+			b->tid = (int64_t)(*env)->GetLongField(env, buf, tpj_buf_tid);
+			b->n = (int)n;
+			tpj_jul_src = buf;
+			b->nc = tpj_jul_take(env, &b->c, &b->capc);
+			(*env)->SetIntField(env, buf, tpj_buf_n, 0);
+			(*env)->SetLongField(env, buf, tpj_buf_last, -1); /* the next event writes a time word first */
+			tpj_q_push(b);
+			queued = 1;
+		}
+	}
+	(*tpj_jvmti)->ResumeThread(tpj_jvmti, owner);
+	(*env)->DeleteLocalRef(env, owner);
+	return queued;
+}
+
+static void tpj_jul_idle(JNIEnv *env) {
+	if (tpj_idle_off || tpj_buf_nc == NULL || atomic_load_explicit(&tpj_q_fd, memory_order_relaxed) < 0)
+		return;
+	if (tpj_probe_tick == NULL) {
+		jclass buf = (*env)->FindClass(env, "io/tadpole/Probe$Buf");
+		jvmtiCapabilities have;
+		memset(&have, 0, sizeof have);
+		if (buf == NULL || (*tpj_jvmti)->GetCapabilities(tpj_jvmti, &have) != JVMTI_ERROR_NONE || !have.can_suspend ||
+		    (tpj_buf_first = (*env)->GetFieldID(env, buf, "first", "J")) == NULL ||
+		    (tpj_buf_owner = (*env)->GetFieldID(env, buf, "owner", "Ljava/lang/Thread;")) == NULL ||
+		    (tpj_probe_tick = (*env)->GetStaticFieldID(env, tpj_probe_class, "tick", "J")) == NULL) {
+			tpj_exc(env);
+			tpj_idle_off = 1;
+		}
+		if (buf != NULL)
+			(*env)->DeleteLocalRef(env, buf);
+		if (tpj_idle_off)
+			return;
+	}
+	int64_t now = (*env)->GetStaticLongField(env, tpj_probe_class, tpj_probe_tick);
+	if (now - tpj_idle_last < TPJ_IDLE_SCAN_MS)
+		return;
+	tpj_idle_last = now;
+	struct tpj_pbuf *b = NULL;
+	pthread_mutex_lock(&tpj_reg_mu);
+	for (int i = 0; i < tpj_nreg; i++) {
+		jobject buf = tpj_reg[i];
+		if ((*env)->GetIntField(env, buf, tpj_buf_nc) <= 0 ||
+		    now - (*env)->GetLongField(env, buf, tpj_buf_first) < TPJ_IDLE_MS)
+			continue;
+		if (b == NULL) {
+			/* Not while a suspended thread may hold what it waits for. */
+			pthread_mutex_unlock(&tpj_reg_mu);
+			b = tpj_pool_take();
+			pthread_mutex_lock(&tpj_reg_mu);
+			if (b == NULL)
+				break;
+			i = -1; /* the registry may have changed meanwhile */
+			continue;
+		}
+		if (tpj_idle_flush(env, buf, b))
+			b = NULL;
+	}
+	pthread_mutex_unlock(&tpj_reg_mu);
+	if (b != NULL) {
+		b->next = NULL;
+		tpj_pool_put(b);
+	}
 }
