@@ -7,7 +7,10 @@ package jni
 import "C"
 
 import (
+	"encoding/binary"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -63,33 +66,38 @@ func julLevel(v int32) string {
 }
 
 // julKeys caches the loggers' marker keys by handle (a handle's name never
-// changes), in modified UTF-8.
+// changes), in modified UTF-8: read without a lock, replaced whole.
 var julKeys struct {
 	sync.Mutex
-	k [][]byte
+	k atomic.Pointer[[][]byte]
 }
 
 // julKey returns the marker key of logger h, nil when it has none.
 func julKey(h int32) []byte {
-	julKeys.Lock()
-	defer julKeys.Unlock()
-	if int(h) < len(julKeys.k) && julKeys.k[h] != nil {
-		return julKeys.k[h]
+	if k := julKeys.k.Load(); k != nil && h >= 0 && int(h) < len(*k) && (*k)[h] != nil {
+		return (*k)[h]
 	}
 	var n C.uint32_t
 	var mutf8 C.int
 	p := C.tp_jlog_key(C.int32_t(h), &n, &mutf8)
-	if p == nil {
+	if p == nil || h < 0 {
 		return nil
 	}
 	b := C.GoBytes(unsafe.Pointer(p), C.int(n))
 	if mutf8 == 0 {
 		b = mutf8FromUTF8(b)
 	}
-	for len(julKeys.k) <= int(h) {
-		julKeys.k = append(julKeys.k, nil)
+	julKeys.Lock()
+	defer julKeys.Unlock()
+	var k [][]byte
+	if old := julKeys.k.Load(); old != nil {
+		k = append(k, *old...)
 	}
-	julKeys.k[h] = b
+	for len(k) <= int(h) {
+		k = append(k, nil)
+	}
+	k[h] = b
+	julKeys.k.Store(&k)
 	return b
 }
 
@@ -111,6 +119,21 @@ func mutf8FromUTF8(b []byte) []byte {
 // GetStringUTFRegion writes), stopping before a unit that would take dst
 // beyond max bytes.
 func appendMUTF8(dst []byte, s []uint16, max int) []byte {
+	// ASCII without NUL, the usual message, byte for unit.
+	n := len(dst)
+	a := min(len(s), max-n)
+	if a > 0 {
+		dst = slices.Grow(dst, a)[:n+a]
+		d := dst[n : n+a]
+		for i, c := range s[:a] {
+			if c-1 >= 0x7F { // 0 wraps
+				dst, a = dst[:n+i], i
+				break
+			}
+			d[i] = byte(c)
+		}
+		s = s[a:]
+	}
 	for _, c := range s {
 		switch {
 		case c != 0 && c < 0x80:
@@ -223,13 +246,13 @@ func submitJul(thread uint64, ev []int64, chars []uint16, b []byte,
 
 // batchHeader appends a host batch record's header (host.AppendBatchRecord).
 func batchHeader(b []byte, kind uint8, mono int64) []byte {
-	var h [host.BatchHeaderSize]byte
-	h[0], h[1] = kind, host.BatchFlagMUTF8
-	h[2], h[3] = 0xFF, 0xFF
-	for i := 0; i < 8; i++ {
-		h[16+i] = byte(uint64(mono) >> (8 * i))
-	}
-	return append(b, h[:]...)
+	n := len(b)
+	b = slices.Grow(b, host.BatchHeaderSize)[:n+host.BatchHeaderSize]
+	h := b[n:]
+	binary.LittleEndian.PutUint64(h, uint64(kind)|host.BatchFlagMUTF8<<8|0xFFFF<<16)
+	binary.LittleEndian.PutUint64(h[8:], 0)
+	binary.LittleEndian.PutUint64(h[16:], uint64(mono))
+	return b
 }
 
 // batchEnd sets the lengths of the record begun at start with the first
