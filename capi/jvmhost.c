@@ -126,7 +126,10 @@ void tp_jlog_commit(uint32_t value_len) {
 		tp_commit_log(t, value_len);
 }
 
-void *tp_jlog_acc(void) { return (void *)tp_logger_acc; }
+const _Atomic uint64_t *tp_jlog_acc(int32_t *max) {
+	*max = atomic_load_explicit(&tp_logger_max, memory_order_acquire);
+	return tp_logger_acc;
+}
 
 const char *tp_jlog_key(int32_t h, uint32_t *len, int *mutf8) {
 	if ((uint32_t)h - 1u >= (uint32_t)atomic_load_explicit(&tp_logger_max, memory_order_relaxed))

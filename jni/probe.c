@@ -70,6 +70,11 @@ static __thread jobject tpj_jul_src;
 static __thread uint16_t *tpj_my_chars;
 static __thread int tpj_my_capc;
 static __thread int tpj_my_queued_jul;
+/* Buffers the tick thread queued for quiet threads (tpj_jul_idle), and
+ * how many of them the calling thread has taken into account: one of
+ * them may be its own, which its next native JUL record must not pass. */
+static atomic_uint tpj_idle_pushes;
+static __thread unsigned tpj_my_idle_seen;
 static jfieldID tpj_buf_chars, tpj_buf_nc;
 static int tpj_jul_take(JNIEnv *env, uint16_t **dst, int *cap);
 static void tpj_jul_fields(JNIEnv *env, jclass probe, jclass buf);
@@ -788,10 +793,15 @@ void tpj_probe_before_log(JNIEnv *env) {
 		return;
 	}
 	int flush;
-	if (tpj_jul_order)
+	unsigned idle = atomic_load_explicit(&tpj_idle_pushes, memory_order_acquire);
+	if (idle != tpj_my_idle_seen) {
+		flush = 1; /* the tick thread may have queued its buffer */
+		tpj_my_idle_seen = idle;
+	} else if (tpj_jul_order) {
 		flush = tpj_my_queued || (*env)->GetIntField(env, b, tpj_buf_n) > 0;
-	else /* JUL records it put into its probe buffer go first */
+	} else { /* JUL records it put into its probe buffer go first */
 		flush = tpj_my_queued_jul || (tpj_buf_nc != NULL && (*env)->GetIntField(env, b, tpj_buf_nc) > 0);
+	}
 	if (flush) {
 		if (!tpj_my_flushed || tpj_my_logged) {
 			tadpole_flush(); /* older log records (and the name) first */
@@ -868,26 +878,64 @@ out:
 	return rc;
 }
 
-/* tpj_jul_init gives Tadpole the loggers' states (Tadpole.julTable) and
- * notes where its way into the probe buffers goes (Tadpole.jul). */
+/* The loggers' states as Tadpole.julAcc holds them (tpj_jul_mirror),
+ * under tpj_jul_mu; entries up to tpj_jul_max are mirrored. */
+static pthread_mutex_t tpj_jul_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t tpj_jul_shadow[TADPOLE_MAX_LOGGERS + 1];
+static int32_t tpj_jul_max;
+static jlongArray tpj_jul_acc; /* global ref: Tadpole.julAcc */
+
+/* tpj_jul_mirror copies the loggers' states that changed into
+ * Tadpole.julAcc (the probes' tick and the JUL sync call it, through
+ * tpj_jul_route): one relaxed load per registered logger when none did. */
+static void tpj_jul_mirror(JNIEnv *env) {
+	if (tpj_jul_acc == NULL)
+		return;
+	pthread_mutex_lock(&tpj_jul_mu);
+	int32_t max = 0;
+	const _Atomic uint64_t *acc = tp_jlog_acc(&max);
+	if (max > TADPOLE_MAX_LOGGERS)
+		max = TADPOLE_MAX_LOGGERS;
+	int32_t lo = max + 1, hi = 0;
+	for (int32_t h = 1; h <= max; h++) {
+		uint64_t a = atomic_load_explicit(&acc[h], memory_order_relaxed);
+		if (a != tpj_jul_shadow[h] || h > tpj_jul_max) {
+			tpj_jul_shadow[h] = a;
+			if (h < lo)
+				lo = h;
+			hi = h;
+		}
+	}
+	if (lo <= hi)
+		(*env)->SetLongArrayRegion(env, tpj_jul_acc, lo, hi - lo + 1, (const jlong *)tpj_jul_shadow + lo);
+	tpj_jul_max = max;
+	pthread_mutex_unlock(&tpj_jul_mu);
+}
+
+/* tpj_jul_init gives Tadpole the mirror of the loggers' states
+ * (Tadpole.julAcc) and notes where its way into the probe buffers goes
+ * (Tadpole.jul). */
 static void tpj_jul_init(JNIEnv *env, jclass tadpole) {
 	if (tpj_jul_sink == NULL || tadpole == NULL || tpj_jul_tadpole != NULL)
 		return;
 	jfieldID f = (*env)->GetStaticFieldID(env, tadpole, "jul", "Ljava/util/function/ObjLongConsumer;");
-	jmethodID m = f != NULL ? (*env)->GetStaticMethodID(env, tadpole, "julTable", "(Ljava/nio/ByteBuffer;)V") : NULL;
-	jobject bb = m != NULL ? (*env)->NewDirectByteBuffer(env, tp_jlog_acc(),
-	                                                    (jlong)(TADPOLE_MAX_LOGGERS + 1) * (jlong)sizeof(uint64_t))
-	                       : NULL;
-	if (bb == NULL) {
+	jfieldID af = f != NULL ? (*env)->GetStaticFieldID(env, tadpole, "julAcc", "[J") : NULL;
+	jlongArray a = af != NULL ? (*env)->NewLongArray(env, TADPOLE_MAX_LOGGERS + 1) : NULL;
+	if (a == NULL) {
 		tpj_exc(env);
 		return; /* every record takes the native path */
 	}
-	(*env)->CallStaticVoidMethod(env, tadpole, m, bb);
-	(*env)->DeleteLocalRef(env, bb);
-	if (tpj_exc(env))
-		return;
+	tpj_jul_acc = (jlongArray)(*env)->NewGlobalRef(env, a);
 	tpj_jul_field = f;
 	tpj_jul_tadpole = (jclass)(*env)->NewGlobalRef(env, tadpole);
+	if (tpj_jul_acc == NULL || tpj_jul_tadpole == NULL) {
+		tpj_jul_tadpole = NULL;
+		(*env)->DeleteLocalRef(env, a);
+		return;
+	}
+	tpj_jul_mirror(env);
+	(*env)->SetStaticObjectField(env, tadpole, af, a);
+	(*env)->DeleteLocalRef(env, a);
 	tpj_jul_route(env);
 }
 
@@ -905,6 +953,7 @@ static void tpj_jul_set(JNIEnv *env, int on) {
 static void tpj_jul_route(JNIEnv *env) {
 	if (tpj_jul_tadpole == NULL || !atomic_load_explicit(&tpj_probe_bound, memory_order_acquire))
 		return;
+	tpj_jul_mirror(env);
 	tpj_jul_set(env, tadpole_tracing() && !tp_lttng_live() && !atomic_load(&tpj_jul_dead));
 }
 
@@ -990,6 +1039,7 @@ static int tpj_idle_flush(JNIEnv *env, jobject buf, struct tpj_pbuf *b) {
 			b->nc = tpj_jul_take(env, &b->c, &b->capc);
 			(*env)->SetIntField(env, buf, tpj_buf_n, 0);
 			(*env)->SetLongField(env, buf, tpj_buf_last, -1); /* the next event writes a time word first */
+			atomic_fetch_add_explicit(&tpj_idle_pushes, 1, memory_order_release);
 			tpj_q_push(b);
 			queued = 1;
 		}

@@ -40,8 +40,8 @@ final class JulHandler extends Handler {
 
 	/* While HQ traces and no LTTng session records JUL events, the agent
 	 * puts its probe buffers' way in into Tadpole.jul: a record of a
-	 * standard level that the logger's state (Tadpole.julAccept, read
-	 * from C memory) accepts is appended to the thread's probe buffer, no
+	 * standard level that the logger's state (Tadpole.julAccept, a
+	 * mirror of the C side's) accepts is appended to the thread's probe buffer, no
 	 * JNI call (Probe.Jul); one it rejects costs nothing more. Otherwise
 	 * one native per record, wherever it goes (HQ, LTTng sessions, both):
 	 * it decides on the record from the logger's state (kept in C),

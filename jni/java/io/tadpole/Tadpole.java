@@ -26,31 +26,28 @@ public final class Tadpole {
 
 	/*
 	 * The C API's logger states (tp_logger_acc, a word per handle: kind in
-	 * the low byte, level in the high 32 bits), in native byte order; null
-	 * until the agent sets it (julTable).
+	 * the low byte, level in the high 32 bits), which the agent mirrors
+	 * here within a millisecond of a change (and at every syncLoggers);
+	 * null until it does.
 	 */
-	private static volatile java.nio.ByteBuffer julAcc;
+	static volatile long[] julAcc;
 
 	/* julAccept's answers, and the kinds of the logger states. */
 	static final int JUL_DROP = 0, JUL_RECORD = 1, JUL_NATIVE = 2;
 	private static final int ACC_ALL = 1, ACC_RANGE = 2, ACC_SINGLE = 3;
 
-	/* Called by the agent with the logger states' memory. */
-	static void julTable(java.nio.ByteBuffer b) {
-		julAcc = b.order(java.nio.ByteOrder.nativeOrder());
-	}
-
 	/*
 	 * julAccept decides on a record of logger h at level as the C API
 	 * does (tp_accept): JUL_RECORD, JUL_DROP, or JUL_NATIVE when a filter
-	 * expression decides (the native path asks the agent).
+	 * expression decides (the native path asks the agent) or the handle is
+	 * not mirrored yet.
 	 */
 	static int julAccept(int h, int level) {
-		java.nio.ByteBuffer b = julAcc;
-		if (b == null || h <= 0 || h > (b.capacity() >> 3) - 1) {
+		long[] t = julAcc;
+		if (t == null || h <= 0 || h >= t.length) {
 			return JUL_NATIVE;
 		}
-		long a = b.getLong(h << 3);
+		long a = t[h];
 		int v = (int) (a >>> 32);
 		switch ((int) a & 0xFF) {
 		case ACC_ALL:
