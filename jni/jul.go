@@ -261,10 +261,8 @@ func batchEnd(b []byte, start, l1 int) []byte {
 	l2 := len(b) - start - host.BatchHeaderSize - l1
 	b[start+12], b[start+13] = byte(l1), byte(l1>>8)
 	b[start+14], b[start+15] = byte(l2), byte(l2>>8)
-	for (len(b)-start)%host.BatchAlign != 0 {
-		b = append(b, 0)
-	}
-	return b
+	var zero [host.BatchAlign]byte
+	return append(b, zero[:(host.BatchAlign-(len(b)-start)%host.BatchAlign)%host.BatchAlign]...)
 }
 
 // appendJulMarker appends the marker of a JUL record (words v, w); a record
