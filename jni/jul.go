@@ -287,7 +287,7 @@ func appendJulMarker(b []byte, v, w uint64, mono int64, chars []uint16) []byte {
 // appendJulName appends the thread name record of word v.
 func appendJulName(b []byte, v uint64, mono int64, chars []uint16) []byte {
 	off, n := int(v>>8&0xFFFFFF), int(v>>32)
-	if off+n > len(chars) {
+	if n == 0 || off+n > len(chars) { // an empty name is none, as for the native path
 		return b
 	}
 	start := len(b)

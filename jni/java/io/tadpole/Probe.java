@@ -204,7 +204,7 @@ public final class Probe {
 	static final int JUL_NAME_MAX = 256;
 
 	static final class Jul implements java.util.function.ObjLongConsumer<String> {
-		/** accept records msg, at most JUL_CHARS_MAX / 4 chars, of logger hl >>> 32 at level (int) hl. */
+		/** accept records msg (at most JulHandler.JUL_MSG_MAX chars) of logger hl >>> 32 at level (int) hl. */
 		@Override
 		public void accept(String msg, long hl) {
 			try {
