@@ -125,3 +125,19 @@ void tp_jlog_commit(uint32_t value_len) {
 	if (t != NULL && t->resv)
 		tp_commit_log(t, value_len);
 }
+
+const _Atomic uint64_t *tp_jlog_acc(int32_t *max) {
+	*max = atomic_load_explicit(&tp_logger_max, memory_order_acquire);
+	return tp_logger_acc;
+}
+
+const char *tp_jlog_key(int32_t h, uint32_t *len, int *mutf8) {
+	if ((uint32_t)h - 1u >= (uint32_t)atomic_load_explicit(&tp_logger_max, memory_order_relaxed))
+		return NULL;
+	const struct tp_lkey *k = atomic_load_explicit(&tp_logger_key[h], memory_order_acquire);
+	if (k == NULL)
+		return NULL;
+	*len = k->len;
+	*mutf8 = k->flags == TP_FLAG_MUTF8;
+	return k->s;
+}

@@ -70,6 +70,15 @@ TP_INTERNAL char *tp_jlog_reserve(int32_t h, uint32_t max);
  * live threads and for exited ones whose buffers wait for a flush (tests:
  * thread churn must not pile them up). */
 TP_INTERNAL int tp_thread_count(void);
+/* tp_jlog_acc returns the loggers' states (tp_logger_acc: TADPOLE_MAX_LOGGERS
+ * + 1 words, by handle, TP_ACCEPT_* in the low byte and the level in the
+ * high 32 bits) and the highest handle registered, for the JVM agent to
+ * mirror into Java, where its JUL handler decides records without a JNI
+ * call. tp_jlog_key returns logger h's marker
+ * key ("log:<name>", *len bytes, modified UTF-8 when *mutf8), NULL when it
+ * has none. */
+TP_INTERNAL const _Atomic uint64_t *tp_jlog_acc(int32_t *max);
+TP_INTERNAL const char *tp_jlog_key(int32_t h, uint32_t *len, int *mutf8);
 /* tp_jlog_commit ends and publishes the record tp_jlog_reserve began; its
  * value is value_len bytes, at most the max reserved. */
 TP_INTERNAL void tp_jlog_commit(uint32_t value_len);

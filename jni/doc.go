@@ -52,7 +52,19 @@
 // supplementary characters (surrogate pairs) reach HQ intact. Every Go
 // export of this package recovers from panics.
 //
-// A JUL record is one native, Tadpole.log0, and no Go crossing: the C
+// While HQ traces and no LTTng session records JUL events, a JUL record of
+// a standard level costs no JNI call: JulHandler decides it from the C
+// API's logger states (mirrored into a Java long[] by the tick thread
+// within a millisecond of a change, Tadpole.julAccept) and appends it to the thread's probe buffer
+// (Probe.JUL_SINK, the agent's way in, put into Tadpole.jul), as two
+// words among the method events, its message's chars (and a new thread
+// name's) in the buffer's char array, which crosses JNI with the words; the
+// converter turns them into the same markers (jul.go), in the thread's
+// order with its calls. The tick thread hands over the buffers of threads
+// that logged and then went quiet (suspending the owner between two
+// appends). Other records take the native path below.
+//
+// A JUL record is otherwise one native, Tadpole.log0, and no Go crossing: the C
 // side keeps each logger's accept state (agent.Logger.Accept: disabled,
 // all, a level range or a single level, or "the agent decides"), updated
 // by the agent's logger hook, and decides on the record; an accepted
@@ -149,10 +161,11 @@
 // thread that finds the pool empty waits for the converter to free a
 // buffer. ThreadEnd flushes the ending thread's buffer, after the queue, before
 // its BatchEnd record, VMDeath every registered buffer before tadpole_stop;
-// the thread's C API buffer (its name) is handed over first. With
-// jul_order=on a JUL record (log0) first hands the thread's probe events
-// over, and the C API buffers then go before its next probe buffer, so
-// records and calls keep the thread's order. The tick
+// the thread's C API buffer (its name) is handed over first. JUL records
+// in the probe buffers keep the thread's order with its calls; a record
+// that takes the native path (log0) first hands over the thread's probe
+// buffer when it holds JUL records (with jul_order=on, when it holds
+// anything), and the C API buffers then go before its next probe buffer. The tick
 // thread keeps the probes' millisecond clock and Probe.on (tadpole_tracing),
 // and retransforms the loaded classes when HQ's class filters change;
 // Agent_OnAttach retransforms them before it returns.

@@ -62,6 +62,26 @@ static __thread int tpj_my_logged;
 static __thread int tpj_my_queued;
 /* jul_order=on: JUL records keep their order with the thread's calls. */
 static int tpj_jul_order;
+/* JUL records in the probe buffers (JulHandler → Probe.JUL_SINK): the Buf
+ * whose chars the hand-over under way takes (tpj_jul_take), the calling
+ * thread's copy of them for synchronous hand-overs, and whether it queued
+ * a buffer holding JUL records since its last synchronous hand-over. */
+static __thread jobject tpj_jul_src;
+static __thread uint16_t *tpj_my_chars;
+static __thread int tpj_my_capc;
+static __thread int tpj_my_queued_jul;
+/* Buffers the tick thread queued for quiet threads (tpj_jul_idle), and
+ * how many of them the calling thread has taken into account: one of
+ * them may be its own, which its next native JUL record must not pass. */
+static atomic_uint tpj_idle_pushes;
+static __thread unsigned tpj_my_idle_seen;
+static jfieldID tpj_buf_chars, tpj_buf_nc;
+static int tpj_jul_take(JNIEnv *env, uint16_t **dst, int *cap);
+static void tpj_jul_fields(JNIEnv *env, jclass probe, jclass buf);
+static void tpj_jul_init(JNIEnv *env, jclass tadpole);
+static void tpj_jul_route(JNIEnv *env);
+static void tpj_jul_death(JNIEnv *env);
+static void tpj_jul_idle(JNIEnv *env);
 
 /* The registry of every live thread's buffer, for VMDeath. */
 static pthread_mutex_t tpj_reg_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -165,6 +185,7 @@ char *tpj_probe_onload(jvmtiEnv *jvmti, const char *options) {
 	memset(&have, 0, sizeof have);
 	(*jvmti)->GetPotentialCapabilities(jvmti, &have);
 	want.can_retransform_classes = have.can_retransform_classes;
+	want.can_suspend = have.can_suspend; /* JUL records of quiet threads (tpj_jul_idle) */
 	if ((*jvmti)->AddCapabilities(jvmti, &want) != JVMTI_ERROR_NONE) {
 		memset(&want, 0, sizeof want);
 	}
@@ -213,6 +234,10 @@ struct tpj_pbuf {
 	int64_t tid;
 	int n;
 	int64_t w[TPJ_PROBE_SIZE];
+	/* The chars of the JUL records among w (Probe.Buf.chars), nc of
+	 * them, in c (malloc'd, capc chars; kept with the buffer). */
+	uint16_t *c;
+	int nc, capc;
 };
 
 #define TPJ_POOL_MAX 32
@@ -254,7 +279,7 @@ static struct tpj_pbuf *tpj_pool_take(void) {
 			break;
 		}
 		if (tpj_nbufs < TPJ_POOL_MAX) {
-			if ((b = malloc(sizeof *b)) != NULL)
+			if ((b = calloc(1, sizeof *b)) != NULL)
 				tpj_nbufs++;
 			break;
 		}
@@ -325,8 +350,12 @@ static int tpj_q_drain_locked(void) {
 		fifo = b;
 		n++;
 	}
-	for (struct tpj_pbuf *b = fifo; b != NULL; b = b->next)
-		tpjGoProbeFlush(b->tid, b->w, b->n);
+	for (struct tpj_pbuf *b = fifo; b != NULL; b = b->next) {
+		if (b->nc > 0)
+			tpjGoProbeFlushJul(b->tid, b->w, b->n, b->c, b->nc);
+		else
+			tpjGoProbeFlush(b->tid, b->w, b->n);
+	}
 	tpj_pool_put(fifo);
 	return n;
 }
@@ -351,6 +380,7 @@ void tpj_q_set_fd(int fd) { atomic_store(&tpj_q_fd, fd); }
 /* tpj_flush_sync hands n words of a to the agent from the calling thread,
  * after every queued buffer. */
 static void tpj_flush_sync(JNIEnv *env, jlongArray a, jint n, jlong tid) {
+	int nc = tpj_jul_take(env, &tpj_my_chars, &tpj_my_capc);
 	int64_t *p = n > 0 && a != NULL ? tpj_copy_buf() : NULL;
 	if (p != NULL) {
 		(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)p);
@@ -361,10 +391,13 @@ static void tpj_flush_sync(JNIEnv *env, jlongArray a, jint n, jlong tid) {
 	}
 	pthread_mutex_lock(&tpj_conv_mu);
 	tpj_q_drain_locked();
-	if (p != NULL)
+	if (p != NULL && nc > 0)
+		tpjGoProbeFlushJul((int64_t)tid, p, (int)n, tpj_my_chars, nc);
+	else if (p != NULL)
 		tpjGoProbeFlush((int64_t)tid, p, (int)n);
 	pthread_mutex_unlock(&tpj_conv_mu);
 	tpj_my_queued = 0;
+	tpj_my_queued_jul = 0;
 }
 
 /* tpj_flush_array hands n words of a over: queued for the converter, or
@@ -381,12 +414,15 @@ static void tpj_flush_array(JNIEnv *env, jlongArray a, jint n, jlong tid, int sy
 	if (b == NULL) {
 		if (n > 0 || sync)
 			tpj_flush_sync(env, a, n, tid);
+		tpj_jul_src = NULL;
 		return;
 	}
 	/* a is the Buf's own long[SIZE] and n <= SIZE: no exception to check. */
 	(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)b->w);
 	b->tid = (int64_t)tid;
 	b->n = (int)n;
+	if ((b->nc = tpj_jul_take(env, &b->c, &b->capc)) > 0)
+		tpj_my_queued_jul = 1;
 	tpj_q_push(b);
 	tpj_my_queued = 1;
 }
@@ -401,6 +437,7 @@ static void JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlongArray a, jint 
 		tpj_my_flushed = 1;
 		tpj_my_logged = 0;
 	}
+	tpj_jul_src = tpj_my_buf; /* its JUL records' chars go along */
 	tpj_flush_array(env, a, n, tid, 0);
 }
 
@@ -449,6 +486,7 @@ static atomic_int tpj_sites_live;
 static atomic_int tpj_site_gen_next;
 
 void tpj_probe_sites_live(JNIEnv *env) {
+	tpj_jul_route(env);
 	if (!atomic_load_explicit(&tpj_probe_bound, memory_order_acquire) || tpj_probe_site_gen == NULL)
 		return;
 	int live = tp_lttng_live() ? 1 : 0;
@@ -468,6 +506,8 @@ static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
 	(void)cls;
 	tpj_probe_sites_live(env);
 	int tracing = tadpole_tracing();
+	if (tracing)
+		tpj_jul_idle(env); /* JUL records of threads that went quiet */
 	if (tracing && atomic_load(&tpj_hook_on) && !atomic_load(&tpj_methods_on)) {
 		/* The first run began after VM start: the loaded classes it traces,
 		 * and those rewritten with call sites only, get method probes. */
@@ -560,6 +600,7 @@ static void tpj_flush_buf(JNIEnv *env, jobject buf) {
 	jlong tid = (*env)->GetLongField(env, buf, tpj_buf_tid);
 	(*env)->SetIntField(env, buf, tpj_buf_n, 0);
 	(*env)->SetLongField(env, buf, tpj_buf_last, -1); /* the next event writes a time word first */
+	tpj_jul_src = buf; /* its JUL records' chars go along */
 	tpj_flush_array(env, a, n, tid, 1);
 	if (a != NULL)
 		(*env)->DeleteLocalRef(env, a);
@@ -585,9 +626,11 @@ void tpj_probe_sites(JNIEnv *env, jclass tadpole) {
 		tpj_warn("no call sites: JUL records' sources come from the stack");
 	if (s != NULL)
 		(*env)->DeleteLocalRef(env, s);
+	tpj_jul_init(env, tadpole);
 }
 
-static const char *tpj_probe_classes[] = {"io/tadpole/Probe$Buf", "io/tadpole/Probe$Tick", "io/tadpole/Probe$1"};
+static const char *tpj_probe_classes[] = {"io/tadpole/Probe$Buf", "io/tadpole/Probe$Tick", "io/tadpole/Probe$1",
+                                          "io/tadpole/Probe$Jul"};
 
 /* tpj_enable_hook enables the class file load hook once. */
 static void tpj_enable_hook(void) {
@@ -636,6 +679,7 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		if (tpj_probe_site_gen == NULL)
 			tpj_exc(env); /* no call sites: sources from the stack */
 		tpj_probe_hot = (*env)->GetStaticFieldID(env, c, "HOT", "[Lio/tadpole/Probe$Buf;");
+		tpj_jul_fields(env, c, buf); /* JUL records in the buffers: optional */
 		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
 		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL || tpj_probe_hot == NULL) {
 			tpj_exc(env);
@@ -719,12 +763,16 @@ void tpj_probe_thread_end(JNIEnv *env) {
 	(*env)->DeleteGlobalRef(env, b);
 	free(tpj_my_copy);
 	tpj_my_copy = NULL;
+	free(tpj_my_chars);
+	tpj_my_chars = NULL;
+	tpj_my_capc = 0;
 }
 
 void tpj_probe_death(JNIEnv *env) {
 	if (!atomic_load(&tpj_probe_bound))
 		return;
 	(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_FALSE);
+	tpj_jul_death(env); /* JUL records take the native path from now on */
 	tadpole_flush(); /* the threads' names and log records first */
 	tpj_q_drain(); /* then what waits for the converter */
 	pthread_mutex_lock(&tpj_reg_mu);
@@ -739,11 +787,22 @@ int tpj_probe_own(JNIEnv *env, jthread thread) {
 }
 
 void tpj_probe_before_log(JNIEnv *env) {
-	if (!tpj_jul_order)
-		return;
 	jobject b = tpj_my_buf;
-	if (b != NULL && atomic_load_explicit(&tpj_probe_bound, memory_order_relaxed) &&
-	    (tpj_my_queued || (*env)->GetIntField(env, b, tpj_buf_n) > 0)) {
+	if (b == NULL || !atomic_load_explicit(&tpj_probe_bound, memory_order_relaxed)) {
+		tpj_my_logged = 1;
+		return;
+	}
+	int flush;
+	unsigned idle = atomic_load_explicit(&tpj_idle_pushes, memory_order_acquire);
+	if (idle != tpj_my_idle_seen) {
+		flush = 1; /* the tick thread may have queued its buffer */
+		tpj_my_idle_seen = idle;
+	} else if (tpj_jul_order) {
+		flush = tpj_my_queued || (*env)->GetIntField(env, b, tpj_buf_n) > 0;
+	} else { /* JUL records it put into its probe buffer go first */
+		flush = tpj_my_queued_jul || (tpj_buf_nc != NULL && (*env)->GetIntField(env, b, tpj_buf_nc) > 0);
+	}
+	if (flush) {
 		if (!tpj_my_flushed || tpj_my_logged) {
 			tadpole_flush(); /* older log records (and the name) first */
 			tpj_my_flushed = 1;
@@ -751,4 +810,291 @@ void tpj_probe_before_log(JNIEnv *env) {
 		tpj_flush_buf(env, b);
 	}
 	tpj_my_logged = 1;
+}
+
+/* --- JUL records in the probe buffers ---
+ *
+ * JulHandler appends a record of an HQ logger to its thread's Probe.Buf
+ * through Probe.JUL_SINK, which the agent puts into Tadpole.jul while HQ
+ * traces and no LTTng session records JUL events (else, and for what the
+ * Java side does not decide, the native path, natives.c). The words carry
+ * the logger's handle, the level and where the message's chars are in
+ * Buf.chars; a hand-over copies those chars with the words (one
+ * GetCharArrayRegion) and the converter (jul.go) makes the markers. */
+
+static jclass tpj_jul_tadpole; /* global ref */
+static jfieldID tpj_jul_field; /* Tadpole.jul */
+static jobject tpj_jul_sink;   /* global ref: Probe.JUL_SINK */
+static atomic_int tpj_jul_on;  /* Tadpole.jul is the sink */
+static atomic_int tpj_jul_dead; /* VMDeath: the sink stays out */
+
+static void tpj_jul_fields(JNIEnv *env, jclass probe, jclass buf) {
+	tpj_buf_chars = (*env)->GetFieldID(env, buf, "chars", "[C");
+	tpj_buf_nc = tpj_buf_chars != NULL ? (*env)->GetFieldID(env, buf, "nc", "I") : NULL;
+	jfieldID sf = tpj_buf_nc != NULL
+	                  ? (*env)->GetStaticFieldID(env, probe, "JUL_SINK", "Ljava/util/function/ObjLongConsumer;")
+	                  : NULL;
+	if (sf == NULL) {
+		tpj_exc(env);
+		tpj_buf_chars = tpj_buf_nc = NULL;
+		return;
+	}
+	/* Reading it initialises Probe (its natives are bound). */
+	jobject s = (*env)->GetStaticObjectField(env, probe, sf);
+	if (tpj_exc(env) || s == NULL)
+		return;
+	tpj_jul_sink = (*env)->NewGlobalRef(env, s);
+	(*env)->DeleteLocalRef(env, s);
+}
+
+/* tpj_jul_take takes the chars of the Buf tpj_jul_src names (Buf.chars[0,
+ * nc)) into *dst (grown to *cap chars as needed), empties them and
+ * returns their number: 0 when there are none or on failure. */
+static int tpj_jul_take(JNIEnv *env, uint16_t **dst, int *cap) {
+	jobject buf = tpj_jul_src;
+	tpj_jul_src = NULL;
+	if (buf == NULL || tpj_buf_nc == NULL)
+		return 0;
+	jint nc = (*env)->GetIntField(env, buf, tpj_buf_nc);
+	if (nc <= 0)
+		return 0;
+	(*env)->SetIntField(env, buf, tpj_buf_nc, 0);
+	jcharArray c = (jcharArray)(*env)->GetObjectField(env, buf, tpj_buf_chars);
+	if (c == NULL)
+		return 0;
+	int rc = 0;
+	if (nc > *cap) {
+		uint16_t *p = realloc(*dst, (size_t)nc * sizeof *p);
+		if (p == NULL)
+			goto out;
+		*dst = p;
+		*cap = nc;
+	}
+	(*env)->GetCharArrayRegion(env, c, 0, nc, (jchar *)*dst);
+	if (!tpj_exc(env))
+		rc = nc;
+out:
+	(*env)->DeleteLocalRef(env, c);
+	return rc;
+}
+
+/* The loggers' states as Tadpole.julAcc holds them (tpj_jul_mirror),
+ * under tpj_jul_mu; entries up to tpj_jul_max are mirrored. */
+static pthread_mutex_t tpj_jul_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t tpj_jul_shadow[TADPOLE_MAX_LOGGERS + 1];
+static int32_t tpj_jul_max;
+static jlongArray tpj_jul_acc; /* global ref: Tadpole.julAcc */
+
+/* tpj_jul_mirror copies the loggers' states that changed into
+ * Tadpole.julAcc (the probes' tick and the JUL sync call it, through
+ * tpj_jul_route): one relaxed load per registered logger when none did. */
+static void tpj_jul_mirror(JNIEnv *env) {
+	if (tpj_jul_acc == NULL)
+		return;
+	pthread_mutex_lock(&tpj_jul_mu);
+	int32_t max = 0;
+	const _Atomic uint64_t *acc = tp_jlog_acc(&max);
+	if (max > TADPOLE_MAX_LOGGERS)
+		max = TADPOLE_MAX_LOGGERS;
+	int32_t lo = max + 1, hi = 0;
+	for (int32_t h = 1; h <= max; h++) {
+		uint64_t a = atomic_load_explicit(&acc[h], memory_order_relaxed);
+		if (a != tpj_jul_shadow[h] || h > tpj_jul_max) {
+			tpj_jul_shadow[h] = a;
+			if (h < lo)
+				lo = h;
+			hi = h;
+		}
+	}
+	if (lo <= hi)
+		(*env)->SetLongArrayRegion(env, tpj_jul_acc, lo, hi - lo + 1, (const jlong *)tpj_jul_shadow + lo);
+	tpj_jul_max = max;
+	pthread_mutex_unlock(&tpj_jul_mu);
+}
+
+/* tpj_jul_init gives Tadpole the mirror of the loggers' states
+ * (Tadpole.julAcc) and notes where its way into the probe buffers goes
+ * (Tadpole.jul). */
+static void tpj_jul_init(JNIEnv *env, jclass tadpole) {
+	if (tpj_jul_sink == NULL || tadpole == NULL || tpj_jul_tadpole != NULL)
+		return;
+	jfieldID f = (*env)->GetStaticFieldID(env, tadpole, "jul", "Ljava/util/function/ObjLongConsumer;");
+	jfieldID af = f != NULL ? (*env)->GetStaticFieldID(env, tadpole, "julAcc", "[J") : NULL;
+	jlongArray a = af != NULL ? (*env)->NewLongArray(env, TADPOLE_MAX_LOGGERS + 1) : NULL;
+	if (a == NULL) {
+		tpj_exc(env);
+		return; /* every record takes the native path */
+	}
+	tpj_jul_acc = (jlongArray)(*env)->NewGlobalRef(env, a);
+	tpj_jul_field = f;
+	tpj_jul_tadpole = (jclass)(*env)->NewGlobalRef(env, tadpole);
+	if (tpj_jul_acc == NULL || tpj_jul_tadpole == NULL) {
+		tpj_jul_tadpole = NULL;
+		(*env)->DeleteLocalRef(env, a);
+		return;
+	}
+	tpj_jul_mirror(env);
+	(*env)->SetStaticObjectField(env, tadpole, af, a);
+	(*env)->DeleteLocalRef(env, a);
+	tpj_jul_route(env);
+}
+
+/* tpj_jul_set points Tadpole.jul at the sink (on) or at nothing. */
+static void tpj_jul_set(JNIEnv *env, int on) {
+	int was = atomic_load(&tpj_jul_on);
+	if (was == on || !atomic_compare_exchange_strong(&tpj_jul_on, &was, on))
+		return;
+	(*env)->SetStaticObjectField(env, tpj_jul_tadpole, tpj_jul_field, on ? tpj_jul_sink : NULL);
+}
+
+/* tpj_jul_route keeps Tadpole.jul in step (the probes' tick and the JUL
+ * sync call it): the sink while HQ traces and no LTTng session records
+ * JUL events, whose records the native path takes to both. */
+static void tpj_jul_route(JNIEnv *env) {
+	if (tpj_jul_tadpole == NULL || !atomic_load_explicit(&tpj_probe_bound, memory_order_acquire))
+		return;
+	tpj_jul_mirror(env);
+	tpj_jul_set(env, tadpole_tracing() && !tp_lttng_live() && !atomic_load(&tpj_jul_dead));
+}
+
+static void tpj_jul_death(JNIEnv *env) {
+	atomic_store(&tpj_jul_dead, 1);
+	if (tpj_jul_tadpole != NULL)
+		tpj_jul_set(env, 0);
+}
+
+/*
+ * Quiet threads. A thread hands its buffer over when it records into a
+ * full one or one AGE ms old; one that logs and then goes quiet (blocks,
+ * sleeps, runs untraced code) would keep its JUL records until it ends.
+ * So every TPJ_IDLE_SCAN_MS the tick thread looks for buffers holding JUL
+ * records TPJ_IDLE_MS old and hands them over itself: it suspends the
+ * owner (JVMTI), and when none of the owner's top frames is the agent's
+ * (io/tadpole/: Probe's appends and hand-overs, Tadpole's natives, the
+ * JUL handler) and it has a Java frame (not in ThreadEnd), the buffer is
+ * between two appends: its words and chars go onto the hand-over queue
+ * (lock-free: a suspended thread may hold the agent's locks) in place of
+ * the owner's next hand-over, which comes after them, and the owner
+ * resumes. Without the converter, or without can_suspend, quiet threads
+ * keep their records until their next append, their end or VM death.
+ */
+#define TPJ_IDLE_SCAN_MS 25
+#define TPJ_IDLE_MS 100
+/* Top frames looked at for the agent's. */
+#define TPJ_IDLE_FRAMES 24
+
+static jfieldID tpj_buf_first, tpj_buf_owner, tpj_probe_tick;
+static int64_t tpj_idle_last; /* tick of the last scan; the tick thread's */
+static int tpj_idle_off;      /* 1: cannot suspend or lacks fields */
+
+/* tpj_idle_busy reports whether thread (suspended) may be inside the
+ * agent's code, or has no Java frame. */
+static int tpj_idle_busy(JNIEnv *env, jthread thread) {
+	jvmtiFrameInfo f[TPJ_IDLE_FRAMES];
+	jint n = 0;
+	if ((*tpj_jvmti)->GetStackTrace(tpj_jvmti, thread, 0, TPJ_IDLE_FRAMES, f, &n) != JVMTI_ERROR_NONE || n == 0)
+		return 1;
+	for (jint i = 0; i < n; i++) {
+		jclass c = NULL;
+		char *sig = NULL;
+		int ours = 1;
+		if ((*tpj_jvmti)->GetMethodDeclaringClass(tpj_jvmti, f[i].method, &c) == JVMTI_ERROR_NONE &&
+		    (*tpj_jvmti)->GetClassSignature(tpj_jvmti, c, &sig, NULL) == JVMTI_ERROR_NONE && sig != NULL)
+			ours = strncmp(sig, "Lio/tadpole/", 12) == 0;
+		if (sig != NULL)
+			(*tpj_jvmti)->Deallocate(tpj_jvmti, (unsigned char *)sig);
+		if (c != NULL)
+			(*env)->DeleteLocalRef(env, c);
+		if (ours)
+			return 1;
+	}
+	return 0;
+}
+
+/* tpj_idle_flush hands over the JUL records (and the events before them)
+ * of buf, whose owner went quiet, into pool buffer b; 1 when b was
+ * queued, 0 when it is left to the caller. tpj_reg_mu is held. */
+static int tpj_idle_flush(JNIEnv *env, jobject buf, struct tpj_pbuf *b) {
+	jthread owner = (jthread)(*env)->GetObjectField(env, buf, tpj_buf_owner);
+	if (owner == NULL)
+		return 0;
+	int queued = 0;
+	if ((*tpj_jvmti)->SuspendThread(tpj_jvmti, owner) != JVMTI_ERROR_NONE) {
+		(*env)->DeleteLocalRef(env, owner);
+		return 0;
+	}
+	jint n = (*env)->GetIntField(env, buf, tpj_buf_n);
+	if (n > 0 && n <= TPJ_PROBE_SIZE && (*env)->GetIntField(env, buf, tpj_buf_nc) > 0 && !tpj_idle_busy(env, owner) &&
+	    (*env)->GetIntField(env, buf, tpj_buf_gen) ==
+	        (*env)->GetStaticIntField(env, tpj_probe_class, tpj_probe_gen)) {
+		jlongArray a = (jlongArray)(*env)->GetObjectField(env, buf, tpj_buf_a);
+		if (a != NULL) {
+			(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)b->w);
+			(*env)->DeleteLocalRef(env, a);
+		}
+		if (a != NULL && !tpj_exc(env)) {
+			b->tid = (int64_t)(*env)->GetLongField(env, buf, tpj_buf_tid);
+			b->n = (int)n;
+			tpj_jul_src = buf;
+			b->nc = tpj_jul_take(env, &b->c, &b->capc);
+			(*env)->SetIntField(env, buf, tpj_buf_n, 0);
+			(*env)->SetLongField(env, buf, tpj_buf_last, -1); /* the next event writes a time word first */
+			atomic_fetch_add_explicit(&tpj_idle_pushes, 1, memory_order_release);
+			tpj_q_push(b);
+			queued = 1;
+		}
+	}
+	(*tpj_jvmti)->ResumeThread(tpj_jvmti, owner);
+	(*env)->DeleteLocalRef(env, owner);
+	return queued;
+}
+
+static void tpj_jul_idle(JNIEnv *env) {
+	if (tpj_idle_off || tpj_buf_nc == NULL || atomic_load_explicit(&tpj_q_fd, memory_order_relaxed) < 0)
+		return;
+	if (tpj_probe_tick == NULL) {
+		jclass buf = (*env)->FindClass(env, "io/tadpole/Probe$Buf");
+		jvmtiCapabilities have;
+		memset(&have, 0, sizeof have);
+		if (buf == NULL || (*tpj_jvmti)->GetCapabilities(tpj_jvmti, &have) != JVMTI_ERROR_NONE || !have.can_suspend ||
+		    (tpj_buf_first = (*env)->GetFieldID(env, buf, "first", "J")) == NULL ||
+		    (tpj_buf_owner = (*env)->GetFieldID(env, buf, "owner", "Ljava/lang/Thread;")) == NULL ||
+		    (tpj_probe_tick = (*env)->GetStaticFieldID(env, tpj_probe_class, "tick", "J")) == NULL) {
+			tpj_exc(env);
+			tpj_idle_off = 1;
+		}
+		if (buf != NULL)
+			(*env)->DeleteLocalRef(env, buf);
+		if (tpj_idle_off)
+			return;
+	}
+	int64_t now = (*env)->GetStaticLongField(env, tpj_probe_class, tpj_probe_tick);
+	if (now - tpj_idle_last < TPJ_IDLE_SCAN_MS)
+		return;
+	tpj_idle_last = now;
+	struct tpj_pbuf *b = NULL;
+	pthread_mutex_lock(&tpj_reg_mu);
+	for (int i = 0; i < tpj_nreg; i++) {
+		jobject buf = tpj_reg[i];
+		if ((*env)->GetIntField(env, buf, tpj_buf_nc) <= 0 ||
+		    now - (*env)->GetLongField(env, buf, tpj_buf_first) < TPJ_IDLE_MS)
+			continue;
+		if (b == NULL) {
+			/* Not while a suspended thread may hold what it waits for. */
+			pthread_mutex_unlock(&tpj_reg_mu);
+			b = tpj_pool_take();
+			pthread_mutex_lock(&tpj_reg_mu);
+			if (b == NULL)
+				break;
+			i = -1; /* the registry may have changed meanwhile */
+			continue;
+		}
+		if (tpj_idle_flush(env, buf, b))
+			b = NULL;
+	}
+	pthread_mutex_unlock(&tpj_reg_mu);
+	if (b != NULL) {
+		b->next = NULL;
+		tpj_pool_put(b);
+	}
 }

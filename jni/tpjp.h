@@ -31,9 +31,10 @@ void tpj_probe_retransform(JNIEnv *env);
  * java.util.logging call, to the JUL handler (Tadpole.sites), once Probe
  * is bound. */
 void tpj_probe_sites(JNIEnv *env, jclass tadpole);
-/* tpj_probe_before_log hands the calling thread's probe events over
- * before it records a log record into its C API buffer, and notes that
- * this buffer goes first at its next probe flush: log records and calls
+/* tpj_probe_before_log hands the calling thread's probe buffer over
+ * before it records a log record into its C API buffer when the buffer
+ * holds JUL records (with jul_order=on: any event), and notes that the C
+ * API buffer goes first at its next probe flush: log records and calls
  * reach HQ in the thread's order. */
 void tpj_probe_before_log(JNIEnv *env);
 /* tpj_probe_sites_live turns the call-site probes on (a new site

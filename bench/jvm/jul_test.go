@@ -70,6 +70,17 @@ func TestMain(m *testing.M) {
 
 var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+) cpu=(-?\d+)`)
 
+// julTarget is issue 13's target for a JUL record into HQ: at most this
+// many times a no-op handler's cost per record.
+const julTarget = 1.5
+
+func verdict(met bool) string {
+	if met {
+		return "met"
+	}
+	return "NOT met"
+}
+
 // The handlers compared.
 const (
 	caseNoop    = "no-op handler"
@@ -175,6 +186,11 @@ func report(b *testing.B, name string, s sample) {
 	if name != caseNoop {
 		if noop, ok := lookup(caseNoop); ok {
 			b.ReportMetric(s.ns/noop.median.ns, "x-noop")
+			b.ReportMetric(s.cpu/noop.cpuMed, "x-noop-cpu")
+			if name == caseTadpole {
+				b.Logf("%s / no-op handler: %.2f× wall, %.2f× logging thread CPU; target ≤ %.1f×: %s", name,
+					s.ns/noop.median.ns, s.cpu/noop.cpuMed, julTarget, verdict(s.ns/noop.median.ns <= julTarget))
+			}
 		}
 	}
 	if name == caseLTTng {
@@ -320,7 +336,10 @@ func TestCompareJUL(t *testing.T) {
 	tp, okT := lookup(caseTadpole)
 	lt, okL := lookup(caseLTTng)
 	if okN && okT {
-		fmt.Fprintf(os.Stdout, "  ratio %s / no-op handler (medians): %.2f×\n", caseTadpole, tp.median.ns/noop.median.ns)
+		r := tp.median.ns / noop.median.ns
+		fmt.Fprintf(os.Stdout, "  ratio %s / no-op handler (medians): %.2f× (range %.2f–%.2f×), logging thread CPU "+
+			"%.2f×; target ≤ %.1f× (issue 13): %s\n", caseTadpole, r, tp.min.ns/noop.max.ns, tp.max.ns/noop.min.ns,
+			tp.cpuMed/noop.cpuMed, julTarget, verdict(r <= julTarget))
 	}
 	if okT && okL {
 		fmt.Fprintf(os.Stdout, "  ratio LTTng JUL agent / %s (medians): %.1f×\n", caseTadpole, lt.median.ns/tp.median.ns)

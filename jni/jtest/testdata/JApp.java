@@ -34,6 +34,8 @@ public class JApp {
 			threads(Integer.parseInt(args[1]));
 		} else if (mode.equals("records")) {
 			records(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+		} else if (mode.equals("quiet")) {
+			quiet();
 		} else if (mode.equals("churn")) {
 			churn(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
 		}
@@ -179,6 +181,45 @@ public class JApp {
 			l.info("tick " + i++);
 			Thread.sleep(1);
 		}
+	}
+
+	/* quiet: once tracing, thread "q" logs "alone" and waits; "JApp quiet
+	 * logged" on stdout says so; a line on stdin lets it log "after" and
+	 * end. Its first record must reach HQ while it waits. */
+	static void quiet() throws Exception {
+		for (int i = 0; i < 5000 && !Tadpole.tracing(); i++) {
+			Thread.sleep(1);
+		}
+		final Logger l = Logger.getLogger("quiet");
+		l.setUseParentHandlers(false);
+		Tadpole.syncLoggers();
+		final Object lock = new Object();
+		final boolean[] go = new boolean[1];
+		Thread q = new Thread(new Runnable() {
+			public void run() {
+				l.info("alone");
+				synchronized (lock) {
+					while (!go[0]) {
+						try {
+							lock.wait();
+						} catch (InterruptedException e) {
+							return;
+						}
+					}
+				}
+				l.info("after");
+			}
+		}, "q");
+		q.start();
+		Thread.sleep(20);
+		System.out.println("JApp quiet logged");
+		System.out.flush();
+		System.in.read();
+		synchronized (lock) {
+			go[0] = true;
+			lock.notifyAll();
+		}
+		q.join();
 	}
 
 	/* threads starts n threads "w-<i>" that log, rename themselves

@@ -12,23 +12,38 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.SimpleFormatter;
+import java.util.function.ObjLongConsumer;
 
 final class JulHandler extends Handler {
 	private static final Formatter FORMAT = new SimpleFormatter();
 
 	private final String name;
 	private final int handle;
+	/* Whether the logger's marker key fits the agent's strings: else its
+	 * records take the native path, which names it. */
+	private final boolean keyFits;
 
 	JulHandler(String name, int handle) {
 		this.name = name;
 		this.handle = handle;
+		this.keyFits = name.length() <= JUL_MSG_MAX;
 	}
 
 	String loggerName() {
 		return name;
 	}
 
-	/* One native per record, wherever it goes (HQ, LTTng sessions, both):
+	/* Chars of the longest message that goes into the thread's probe
+	 * buffer: "<level> <message>" in modified UTF-8 (3 bytes a char at
+	 * most) stays within the agent's 8192-byte strings. */
+	static final int JUL_MSG_MAX = 2720;
+
+	/* While HQ traces and no LTTng session records JUL events, the agent
+	 * puts its probe buffers' way in into Tadpole.jul: a record of a
+	 * standard level that the logger's state (Tadpole.julAccept, a
+	 * mirror of the C side's) accepts is appended to the thread's probe buffer, no
+	 * JNI call (Probe.Jul); one it rejects costs nothing more. Otherwise
+	 * one native per record, wherever it goes (HQ, LTTng sessions, both):
 	 * it decides on the record from the logger's state (kept in C),
 	 * copies the strings into the thread's buffer or the LTTng event and
 	 * sees renames from the name's hash. The record's time, thread id and
@@ -46,6 +61,18 @@ final class JulHandler extends Handler {
 		}
 		if (msg == null) {
 			msg = "";
+		}
+		ObjLongConsumer<String> j = Tadpole.jul;
+		if (j != null && keyFits && msg.length() <= JUL_MSG_MAX && standard(l)) {
+			int v = l.intValue();
+			int d = Tadpole.julAccept(handle, v);
+			if (d == Tadpole.JUL_RECORD) {
+				j.accept(msg, (long) handle << 32 | (v & 0xFFFFFFFFL));
+				return;
+			}
+			if (d == Tadpole.JUL_DROP) {
+				return;
+			}
 		}
 		String t = Thread.currentThread().getName();
 		// Set only when call sites are on (LTTng recording with sources).

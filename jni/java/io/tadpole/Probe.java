@@ -183,6 +183,43 @@ public final class Probe {
 
 	public static final java.util.function.IntSupplier SITES = new Sites();
 
+	/**
+	 * JUL records: the agent's JUL handler (a class of the system loader,
+	 * which reaches this one through JUL_SINK) appends a record of an HQ
+	 * logger as two words, {@code len << 32 | handle << 8 | JUL} and
+	 * {@code off << 32 | level}: the message is the chars [off, off+len) of
+	 * the buffer's char array. A thread name the agent has not seen from
+	 * this buffer goes first as {@code len << 32 | off << 8 | JNAME}, 0.
+	 * The chars cross JNI with the words (flush0); the converter turns
+	 * them into the marker "log:<logger>" = "<level> <message>" and a
+	 * thread name. So a record costs no JNI call and keeps its place among
+	 * the thread's calls.
+	 */
+	static final long JUL = 5, JNAME = 6;
+
+	/** Chars of a thread's first JUL char array, and the most it grows to. */
+	static final int JUL_CHARS = 4096, JUL_CHARS_MAX = 1 << 16;
+
+	/** Chars of a thread name kept (the agent keeps 255 bytes). */
+	static final int JUL_NAME_MAX = 256;
+
+	static final class Jul implements java.util.function.ObjLongConsumer<String> {
+		/** accept records msg (at most JulHandler.JUL_MSG_MAX chars) of logger hl >>> 32 at level (int) hl. */
+		@Override
+		public void accept(String msg, long hl) {
+			try {
+				Buf b = buf();
+				if (b != null)
+					b.jul(msg, hl);
+			} catch (Throwable x) {
+				// never into the application
+			}
+		}
+	}
+
+	/** The JUL handler's way in (the agent puts it into Tadpole.jul while HQ traces). */
+	public static final java.util.function.ObjLongConsumer<String> JUL_SINK = new Jul();
+
 	/** Exception type ids, one native call per Throwable class. */
 	static final ClassValue<Integer> TYPES = new ClassValue<Integer>() {
 		@Override
@@ -208,6 +245,13 @@ public final class Probe {
 		final Thread owner = Thread.currentThread();
 		/** Time spent handing full buffers over, and their count. */
 		long flushNanos, flushes;
+		/**
+		 * The strings of the JUL records: chars[0, nc) (the agent takes them
+		 * with the words and sets nc to 0), and the thread name last put.
+		 */
+		char[] chars;
+		int nc;
+		String jname;
 
 		Buf(long tid) {
 			this.tid = tid;
@@ -238,6 +282,72 @@ public final class Probe {
 			a[i] = v;
 			a[i + 1] = w;
 			n = i + 2;
+		}
+
+		/** jul appends a JUL record (Jul.accept), its thread's name first when it changed. */
+		void jul(String msg, long hl) {
+			String nm = owner.getName();
+			int ml = msg.length();
+			int nl = nm == jname ? -1 : Math.min(nm.length(), JUL_NAME_MAX);
+			int need = nl > 0 ? ml + nl : ml;
+			int i = n;
+			long t = tick;
+			char[] cs = chars;
+			if (t != last || i > SIZE - 6 || cs == null || nc > cs.length - need) {
+				i = julRoom(t, i, need);
+				cs = chars;
+			}
+			int c = nc;
+			if (nl >= 0) {
+				nm.getChars(0, nl, cs, c);
+				a[i] = (long) nl << 32 | (long) c << 8 | JNAME;
+				a[i + 1] = 0;
+				i += 2;
+				c += nl;
+				jname = nm;
+			}
+			msg.getChars(0, ml, cs, c);
+			a[i] = (long) ml << 32 | (hl >>> 32 & 0xFFFFFF) << 8 | JUL;
+			a[i + 1] = (long) c << 32 | (hl & 0xFFFFFFFFL);
+			nc = c + ml;
+			n = i + 2;
+		}
+
+		/**
+		 * julRoom makes room at i for a time record, four words and need
+		 * chars: it hands the buffer over when its words or chars are short
+		 * (a char array that filled first grows), then room.
+		 */
+		int julRoom(long t, int i, int need) {
+			int g = gen;
+			if (g != bufGen) {
+				bufGen = g;
+				i = 0;
+				n = 0;
+				last = -1;
+			}
+			if (i == 0)
+				nc = 0; // no word refers to a char
+			char[] cs = chars;
+			boolean full = cs == null || nc > cs.length - need;
+			if (full || i > SIZE - 6) {
+				if (i > 0) {
+					n = 0;
+					last = -1;
+					long t0 = System.nanoTime();
+					flush0(a, i, tid); // takes the chars too
+					flushNanos += System.nanoTime() - t0;
+					flushes++;
+					i = 0;
+				}
+				nc = 0;
+				int len = cs == null ? JUL_CHARS : full && cs.length < JUL_CHARS_MAX ? 2 * cs.length : cs.length;
+				while (len < need)
+					len *= 2;
+				if (cs == null || len != cs.length)
+					chars = new char[len];
+			}
+			return room(t, i);
 		}
 
 		/** room makes room for a time record and two events at i. */

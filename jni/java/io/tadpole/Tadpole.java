@@ -17,6 +17,52 @@ public final class Tadpole {
 	 */
 	static volatile java.util.function.IntSupplier sites;
 
+	/**
+	 * Probe.JUL_SINK while JulHandler's records of HQ loggers go into the
+	 * threads' probe buffers (HQ traces, no LTTng session records JUL
+	 * events), else null; set by the agent.
+	 */
+	static volatile java.util.function.ObjLongConsumer<String> jul;
+
+	/*
+	 * The C API's logger states (tp_logger_acc, a word per handle: kind in
+	 * the low byte, level in the high 32 bits), which the agent mirrors
+	 * here within a millisecond of a change (and at every syncLoggers);
+	 * null until it does.
+	 */
+	static volatile long[] julAcc;
+
+	/* julAccept's answers, and the kinds of the logger states. */
+	static final int JUL_DROP = 0, JUL_RECORD = 1, JUL_NATIVE = 2;
+	private static final int ACC_ALL = 1, ACC_RANGE = 2, ACC_SINGLE = 3;
+
+	/*
+	 * julAccept decides on a record of logger h at level as the C API
+	 * does (tp_accept): JUL_RECORD, JUL_DROP, or JUL_NATIVE when a filter
+	 * expression decides (the native path asks the agent) or the handle is
+	 * not mirrored yet.
+	 */
+	static int julAccept(int h, int level) {
+		long[] t = julAcc;
+		if (t == null || h <= 0 || h >= t.length) {
+			return JUL_NATIVE;
+		}
+		long a = t[h];
+		int v = (int) (a >>> 32);
+		switch ((int) a & 0xFF) {
+		case ACC_ALL:
+			return JUL_RECORD;
+		case ACC_RANGE:
+			return level >= v ? JUL_RECORD : JUL_DROP;
+		case ACC_SINGLE:
+			return level == v ? JUL_RECORD : JUL_DROP;
+		case 0:
+			return JUL_DROP;
+		default:
+			return JUL_NATIVE;
+		}
+	}
+
 	private Tadpole() {
 	}
 
