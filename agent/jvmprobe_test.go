@@ -3,7 +3,11 @@ package agent
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
@@ -129,4 +133,85 @@ func BenchmarkSubmitProbes(b *testing.B) {
 	ev := float64(b.N) * float64(len(w)-1)
 	b.ReportMetric(ev/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ev, "ns/event")
+}
+
+// BenchmarkCopyProbes is the submitting side's pass over a javac-shaped
+// probe buffer: the copy and the check of every word.
+func BenchmarkCopyProbes(b *testing.B) {
+	methods := make([]int32, 512)
+	for i := range methods {
+		methods[i] = NewMethod(fmt.Sprintf("com/sun/tools/javac/X%d.m;1;()V", i)).ID()
+	}
+	bufs, _ := javacWords(methods, 1, 20000)
+	dst := make([]int64, 0, maxProbeWords)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		dst, _, _, _ = copyProbes(dst[:0], bufs[0])
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bufs[0])), "ns/word")
+}
+
+// drainAlone makes a drain of a pipeline that is never started, for
+// benchmarks of the drain's own work on one goroutine; recycle gives the
+// shipped send buffers back.
+func drainAlone(tb testing.TB) (d *drain, recycle func()) {
+	tb.Helper()
+	log, _ := newLogger("none", LevelOff)
+	cfg := testConfig("alone")
+	pc := pipeConfig{RingSize: 1024, Budget: 4 << 20, Flavor: cfg.Flavor, FlushInterval: cfg.FlushInterval}
+	p := newPipeline(pc, log, nil, time.Now(), monoNow(), nil, nil)
+	d = newDrain(p)
+	return d, func() {
+		for {
+			select {
+			case b := <-p.pool.queue:
+				p.pool.waiting.Add(-1)
+				p.pool.recycle(b)
+			default:
+				return
+			}
+		}
+	}
+}
+
+// threadCPU is the calling thread's CPU time in ns (RUSAGE_THREAD).
+func threadCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkDrainProbes is the drain's work on a javac-shaped probe buffer
+// alone, on one goroutine: numbering and encoding into send buffers.
+// cpu-ns/event is the thread's CPU time, robust to a busy machine.
+func BenchmarkDrainProbes(b *testing.B) {
+	methods := make([]int32, 512)
+	for i := range methods {
+		methods[i] = NewMethod(fmt.Sprintf("com/sun/tools/javac/X%d.m;1;()V", i)).ID()
+	}
+	bufs, _ := javacWords(methods, 4, 20000)
+	d, recycle := drainAlone(b)
+	feed := func(w []int64) int64 {
+		wp := probePool.Get().(*[]int64)
+		*wp = append((*wp)[:0], w...)
+		var t text
+		t.probes = wp
+		d.probes(7|hostThreadBit, &t)
+		recycle()
+		return int64(len(w) - timeWords(w))
+	}
+	for _, w := range bufs {
+		feed(w)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var ev int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := threadCPU()
+	for i := 0; i < b.N; i++ {
+		ev += feed(bufs[i%len(bufs)])
+	}
+	b.ReportMetric(float64(threadCPU()-c0)/float64(ev), "cpu-ns/event")
 }
