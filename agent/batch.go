@@ -220,14 +220,25 @@ func (r *batchRoom) wait(s *pipeline, n int64) bool {
 			return true
 		}
 		s.lanes.nudge()
-		t := time.NewTimer(10 * time.Millisecond) // stop and closed are checked again
+		t := roomTimers.Get().(*time.Timer)
+		t.Reset(10 * time.Millisecond) // stop and closed are checked again
 		select {
 		case <-ch:
 		case <-t.C:
 		}
 		t.Stop()
+		roomTimers.Put(t)
 	}
 }
+
+// roomTimers are the stopped timers of hosts waiting for room, reused so
+// that back-pressure allocates nothing (Go 1.23 timers: Reset and Stop
+// leave no stale tick).
+var roomTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // made tells waiting hosts that the drain took a batch.
 func (r *batchRoom) made() {

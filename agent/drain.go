@@ -38,10 +38,11 @@ type drain struct {
 	curSince  time.Time
 	lastBreak int32
 	broke     bool
-	heads     []uint64 // next index to consume, by lane
-	threads   []uint64 // thread key of the latest kindThread slot consumed, by lane
-	brk       []uint64 // the pending data break's lane positions; nil when none
-	discard   bool     // the run failed: consume slots without sending
+	heads     []uint64    // next index to consume, by lane
+	threads   []uint64    // thread key of the latest kindThread slot consumed, by lane
+	brk       []uint64    // the pending data break's lane positions; nil when none
+	discard   bool        // the run failed: consume slots without sending
+	timer     *time.Timer // park's, made on first use
 }
 
 // Bounds on the drain's thread caches; past them the cache starts over and
@@ -396,9 +397,15 @@ func (d *drain) park(wait time.Duration) {
 	}
 	var timeout <-chan time.Time
 	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		timeout = t.C
+		// One timer for the drain's life: parking allocates nothing. Reset
+		// and Stop leave no stale tick in its channel (Go 1.23 timers).
+		if d.timer == nil {
+			d.timer = time.NewTimer(wait)
+		} else {
+			d.timer.Reset(wait)
+		}
+		defer d.timer.Stop()
+		timeout = d.timer.C
 	}
 	select {
 	case <-ls.wake:

@@ -215,3 +215,50 @@ func BenchmarkDrainProbes(b *testing.B) {
 	}
 	b.ReportMetric(float64(threadCPU()-c0)/float64(ev), "cpu-ns/event")
 }
+
+// TestProbePathDoesNotAllocate: the JVM path allocates nothing per probe
+// buffer once its methods are mapped — the check and copy, the drain's
+// encoding, and the whole pipeline, whose allocations in any goroutine
+// (drain, writers, clock) AllocsPerRun counts.
+func TestProbePathDoesNotAllocate(t *testing.T) {
+	methods := make([]int32, 64)
+	for i := range methods {
+		methods[i] = NewMethod(fmt.Sprintf("alloc/A%d.m;1;()V", i)).ID()
+	}
+	bufs, _ := javacWords(methods, 2, 3000)
+	dst := make([]int64, 0, maxProbeWords)
+	if n := testing.AllocsPerRun(100, func() { dst, _, _, _ = copyProbes(dst[:0], bufs[0]) }); n != 0 {
+		t.Errorf("copyProbes allocates %.1f times per buffer", n)
+	}
+	d, recycle := drainAlone(t)
+	i := 0
+	feed := func() {
+		wp := probePool.Get().(*[]int64)
+		*wp = append((*wp)[:0], bufs[i%len(bufs)]...)
+		i++
+		tx := text{probes: wp}
+		d.probes(7|hostThreadBit, &tx)
+		recycle()
+	}
+	feed()
+	feed()
+	if n := testing.AllocsPerRun(100, feed); n != 0 {
+		t.Errorf("the drain allocates %.1f times per probe buffer", n)
+	}
+
+	p := sinkSession(t, 2)
+	submit := func() {
+		if _, err := host.SubmitProbes(9, bufs[i%len(bufs)]); err != nil {
+			t.Fatal(err)
+		}
+		i++
+		for p.batchBytes.Load() != 0 {
+			runtime.Gosched()
+		}
+	}
+	submit()
+	submit()
+	if n := testing.AllocsPerRun(200, submit); n != 0 {
+		t.Errorf("the pipeline allocates %.2f times per probe buffer", n)
+	}
+}
