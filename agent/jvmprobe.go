@@ -88,28 +88,25 @@ func appendProbeBatch(dst []byte, ev []int64) ([]byte, error) {
 // (entries, exits, exceptions and time words) is copied as it is checked,
 // into a pooled buffer that the drain encodes straight into wire messages
 // (probes, jvmdrain.go): one pass here, one there. A buffer with a word of
-// another kind takes the general path: converted into a host batch
-// (appendProbeBatch) and recorded as one.
+// another kind, or larger than a JVM's, takes the general path: converted
+// into a host batch (appendProbeBatch) and recorded as one.
 func hostSubmitProbes(thread uint64, ev []int64) (int, error) {
 	s := active.Load()
 	if s == nil || len(ev) == 0 {
 		return 0, nil
 	}
-	if len(ev) > maxProbeWords {
-		// The pooled buffers hold a probe buffer; a larger submission
-		// goes in parts, in order.
-		n, err := hostSubmitProbes(thread, ev[:maxProbeWords])
-		m, err2 := hostSubmitProbes(thread, ev[maxProbeWords:])
-		if err == nil {
-			err = err2
+	var wp *[]int64
+	var n int
+	var err error
+	ok := len(ev) <= maxProbeWords // the pooled buffers hold a JVM probe buffer
+	if ok {
+		wp = probePool.Get().(*[]int64)
+		*wp, n, ok, err = copyProbes((*wp)[:0], ev)
+		if !ok {
+			probePool.Put(wp)
 		}
-		return n + m, err
 	}
-	wp := probePool.Get().(*[]int64)
-	w, n, ok, err := copyProbes((*wp)[:0], ev)
-	*wp = w
 	if !ok {
-		probePool.Put(wp)
 		bp := batchPool.Get().(*[]byte)
 		b, err := appendProbeBatch((*bp)[:0], ev)
 		*bp = b
@@ -133,8 +130,7 @@ const maxProbeWords = 8192
 
 var probePool = sync.Pool{New: func() any { w := make([]int64, 0, maxProbeWords); return &w }}
 
-// copyProbes appends the words of ev to dst, at most maxProbeWords, as it
-// checks them: dst gets every entry, exit and time word, and each exception
+// copyProbes appends the words of ev to dst as it checks them: dst gets every entry, exit and time word, and each exception
 // word with its type word, whose ids are registered; it reports the number
 // of events. A word naming an unregistered id, or an exception word without
 // its type, is left out, and the first such problem is returned

@@ -129,3 +129,47 @@ func waitEvents(tb testing.TB, p *pipeline, n int64) {
 		time.Sleep(100 * time.Microsecond)
 	}
 }
+
+// BenchmarkGoPath is the Go host's CPU per event: nested traced calls of
+// 64 methods from one goroutine (Method.Enter, Frame.Exit), through the
+// ring, the drain and the encoder, into two data connections that
+// discard. cpu-ns/event is the process's CPU time (the recording goroutine
+// included) per event, measured until the last event is shipped.
+func BenchmarkGoPath(b *testing.B) {
+	p := sinkSession(b, 2)
+	ms := make([]*Method, 64)
+	for i := range ms {
+		ms[i] = NewMethod(fmt.Sprintf("go/G%d.m;1;()V", i))
+	}
+	var events int64
+	var calls func(depth int, r uint64) uint64
+	calls = func(depth int, r uint64) uint64 {
+		events += 2
+		f := ms[r%uint64(len(ms))].Enter()
+		r = r*0x9E3779B97F4A7C15 + 1
+		if depth > 0 {
+			for j := uint64(0); j < r>>61; j++ { // 0 to 7 callees
+				r = calls(depth-1, r)
+			}
+		}
+		f.Exit()
+		return r
+	}
+	calls(4, 1) // maps the methods
+	base := p.events.Load()
+	waitEvents(b, p, base)
+	b.ReportAllocs()
+	b.ResetTimer()
+	base = p.events.Load()
+	events = 0
+	cpu0 := processCPU()
+	r := uint64(1)
+	for i := 0; i < b.N; i++ {
+		r = calls(2, r)
+	}
+	waitEvents(b, p, base+events)
+	cpu := processCPU() - cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(cpu)/float64(events), "cpu-ns/event")
+	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+}

@@ -67,7 +67,10 @@ func randomProbes(r *rand.Rand, methods, excs []int32, beginMono int64, buffers 
 	for b := 0; b < buffers; b++ {
 		th := r.IntN(3)
 		n := 1 + r.IntN(3000)
-		if r.IntN(4) == 0 {
+		switch {
+		case b%17 == 8:
+			n = maxProbeWords + 1 + r.IntN(100) // larger than a JVM's: the general path
+		case r.IntN(4) == 0:
 			n = r.IntN(40)
 		}
 		var w []int64
