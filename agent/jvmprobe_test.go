@@ -121,15 +121,18 @@ func BenchmarkAppendProbeBatch(b *testing.B) {
 // conversion, the batch's slot, the drain's numbering and encoding, into
 // data connections that discard.
 func BenchmarkSubmitProbes(b *testing.B) {
-	sinkSession(b, 2)
+	p := sinkSession(b, 2)
 	w := probeWords(NewMethod("t/P.submit;1;()V").ID(), monoNow()/1e6, 4095)
+	host.SubmitProbes(7, w) // maps the method
 	b.ReportAllocs()
 	b.ResetTimer()
+	done := pathCPU(b, p)
 	for i := 0; i < b.N; i++ {
 		if _, err := host.SubmitProbes(7, w); err != nil {
 			b.Fatal(err)
 		}
 	}
+	done(int64(b.N) * int64(len(w)-1))
 	ev := float64(b.N) * float64(len(w)-1)
 	b.ReportMetric(ev/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ev, "ns/event")
@@ -144,12 +147,15 @@ func BenchmarkCopyProbes(b *testing.B) {
 	}
 	bufs, _ := javacWords(methods, 1, 20000)
 	dst := make([]int64, 0, maxProbeWords)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
 	b.ResetTimer()
+	c0 := threadCPU()
 	for i := 0; i < b.N; i++ {
 		dst, _, _, _ = copyProbes(dst[:0], bufs[0])
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bufs[0])), "ns/word")
+	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*len(bufs[0])), "cpu-ns/word")
 }
 
 // drainAlone makes a drain of a pipeline that is never started, for
