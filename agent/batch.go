@@ -47,12 +47,22 @@ var batchKinds = [...]kind{
 
 // scanBatch validates b and counts its records.
 func scanBatch(b []byte) (int, error) {
+	// Ids are given out before a host can put them in a batch: those
+	// registered now are all a valid batch names.
+	methods := uint32(methodNames.count.Load())
 	n := 0
 	for off := 0; off < len(b); n++ {
 		if len(b)-off < batchHeaderSize {
 			return 0, fmt.Errorf("%w: %d bytes left at offset %d", host.ErrBadBatch, len(b)-off, off)
 		}
 		k := b[off]
+		if r := b[off : off+batchHeaderSize]; (k == batchEntry || k == batchExit) &&
+			binary.LittleEndian.Uint32(r[12:]) == 0 && binary.LittleEndian.Uint32(r[4:])-1 < methods {
+			// The bulk: an entry or exit, without strings, of a registered
+			// method.
+			off += batchHeaderSize
+			continue
+		}
 		if int(k) >= len(batchKinds) || batchKinds[k] == 0 {
 			return 0, fmt.Errorf("%w: kind %d at offset %d", host.ErrBadBatch, k, off)
 		}
