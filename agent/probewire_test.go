@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -36,6 +37,11 @@ func submitProbesConverted(thread uint64, w []int64) (int, error) {
 // written.
 func probeWire(tb testing.TB, flavor bytefrog.Flavor, begin time.Time, beginMono int64, feed func()) []byte {
 	tb.Helper()
+	// One P, so one lane: the threads' buffers reach the drain in the
+	// order they were submitted. With more, the submitting goroutine may
+	// move between lanes, which the drain merges by time, and the threads
+	// may interleave otherwise (each thread's order is kept either way).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	log, _ := newLogger("none", LevelOff)
 	c := &captureConn{}
 	// A small budget: send buffers of 4 KiB, filled and shipped often.
