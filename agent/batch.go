@@ -47,12 +47,22 @@ var batchKinds = [...]kind{
 
 // scanBatch validates b and counts its records.
 func scanBatch(b []byte) (int, error) {
+	// Ids are given out before a host can put them in a batch: those
+	// registered now are all a valid batch names.
+	methods := uint32(methodNames.count.Load())
 	n := 0
 	for off := 0; off < len(b); n++ {
 		if len(b)-off < batchHeaderSize {
 			return 0, fmt.Errorf("%w: %d bytes left at offset %d", host.ErrBadBatch, len(b)-off, off)
 		}
 		k := b[off]
+		if r := b[off : off+batchHeaderSize]; (k == batchEntry || k == batchExit) &&
+			binary.LittleEndian.Uint32(r[12:]) == 0 && binary.LittleEndian.Uint32(r[4:])-1 < methods {
+			// The bulk: an entry or exit, without strings, of a registered
+			// method.
+			off += batchHeaderSize
+			continue
+		}
 		if int(k) >= len(batchKinds) || batchKinds[k] == 0 {
 			return 0, fmt.Errorf("%w: kind %d at offset %d", host.ErrBadBatch, k, off)
 		}
@@ -125,34 +135,68 @@ func submitBatch(thread uint64, b []byte, cp *[]byte, n int) int {
 		return 0
 	}
 	s := active.Load()
-	if s == nil {
-		return drop()
-	}
-	if s.mode.Load() != modeTracing && !s.gate() {
-		return drop()
-	}
-	if !s.batchRoom.wait(s, int64(len(b))) {
+	if s == nil || !s.admitHost(int64(len(b))) {
 		return drop()
 	}
 	if cp == nil {
 		cp = batchPool.Get().(*[]byte)
 		*cp = append((*cp)[:0], b...)
 	}
-	pending := s.batchBytes.Add(int64(len(b)))
-	key := hostThreadBit | thread
-	l, i, sl, ok := s.lanes.claim(key)
-	if !ok {
-		s.batchBytes.Add(-int64(len(b)))
+	if !s.publishHost(thread, int64(len(b)), cp, nil) {
 		batchPool.Put(cp)
 		return 0
 	}
+	return n
+}
+
+// submitProbes publishes the checked probe words *wp (copyProbes) of n
+// events, a probePool buffer handed over.
+func submitProbes(s *pipeline, thread uint64, wp *[]int64, n int) int {
+	size := int64(len(*wp)) * probeWordSize
+	if !s.admitHost(size) || !s.publishHost(thread, size, nil, wp) {
+		probePool.Put(wp)
+		return 0
+	}
+	return n
+}
+
+// probeWordSize is the bytes of a probe word, as batchBytes counts them.
+const probeWordSize = 8
+
+// admitHost is the mode check and the wait for room of a host's batch or
+// probe buffer of size bytes: false when it is not to be recorded (not
+// tracing, suspended, or the run ends while it waits). A pause blocks here.
+func (s *pipeline) admitHost(size int64) bool {
+	if s.mode.Load() != modeTracing && !s.gate() {
+		return false
+	}
+	return s.batchRoom.wait(s, size)
+}
+
+// publishHost publishes a host thread's batch (bp) or probe words (wp) of
+// size bytes in one slot of the calling P's lane. It reports false, with
+// nothing published, when the drain has ended.
+func (s *pipeline) publishHost(thread uint64, size int64, bp *[]byte, wp *[]int64) bool {
+	pending := s.batchBytes.Add(size)
+	key := hostThreadBit | thread
+	l, i, sl, ok := s.lanes.claim(key)
+	if !ok {
+		s.batchBytes.Add(-size)
+		return false
+	}
 	sl.data = eventData(0, s.now())
-	l.texts[i&s.lanes.mask].batch = cp
-	s.lanes.commit(l, sl, i, uint64(kindBatch))
+	t := &l.texts[i&s.lanes.mask]
+	k := kindBatch
+	if wp != nil {
+		t.probes, k = wp, kindProbes
+	} else {
+		t.batch = bp
+	}
+	s.lanes.commit(l, sl, i, uint64(k))
 	if pending >= batchWake {
 		s.lanes.nudge()
 	}
-	return n
+	return true
 }
 
 // batchRoom is where hosts wait for the drain to take queued batches.
@@ -186,14 +230,25 @@ func (r *batchRoom) wait(s *pipeline, n int64) bool {
 			return true
 		}
 		s.lanes.nudge()
-		t := time.NewTimer(10 * time.Millisecond) // stop and closed are checked again
+		t := roomTimers.Get().(*time.Timer)
+		t.Reset(10 * time.Millisecond) // stop and closed are checked again
 		select {
 		case <-ch:
 		case <-t.C:
 		}
 		t.Stop()
+		roomTimers.Put(t)
 	}
 }
+
+// roomTimers are the stopped timers of hosts waiting for room, reused so
+// that back-pressure allocates nothing (Go 1.23 timers: Reset and Stop
+// leave no stale tick).
+var roomTimers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
 
 // made tells waiting hosts that the drain took a batch.
 func (r *batchRoom) made() {

@@ -32,7 +32,9 @@
 // slog handler. JVM and C hosts (packages jni and capi, in libtadpole.so)
 // encode events into per-thread buffers and hand whole buffers to the
 // agent through the module's internal/host package; batches take the same
-// path.
+// path, one slot per buffer. The drain encodes a JVM probe buffer's words
+// straight into wire messages, in one pass, runs of entries and exits of
+// mapped methods without a branch between the two.
 //
 // # Management
 //

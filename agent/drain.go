@@ -38,10 +38,11 @@ type drain struct {
 	curSince  time.Time
 	lastBreak int32
 	broke     bool
-	heads     []uint64 // next index to consume, by lane
-	threads   []uint64 // thread key of the latest kindThread slot consumed, by lane
-	brk       []uint64 // the pending data break's lane positions; nil when none
-	discard   bool     // the run failed: consume slots without sending
+	heads     []uint64    // next index to consume, by lane
+	threads   []uint64    // thread key of the latest kindThread slot consumed, by lane
+	brk       []uint64    // the pending data break's lane positions; nil when none
+	discard   bool        // the run failed: consume slots without sending
+	timer     *time.Timer // park's, made on first use
 }
 
 // Bounds on the drain's thread caches; past them the cache starts over and
@@ -183,9 +184,9 @@ func (d *drain) encode(l *lane, h uint64, until int32, end uint64) uint64 {
 	pending, watch := &d.p.brk.pending, d.brk == nil
 	buf := d.cur.b
 	n := len(buf)
-	stop := min(d.full, cap(buf)-bytefrog.MethodExitSize+1)
+	// Every message, and the scratch after it, fits below stop.
+	stop := min(d.full, cap(buf)-bytefrog.EntryOrExitRoom+1)
 	buf = buf[:cap(buf)]
-loop:
 	for ; h < end && n < stop; h++ {
 		sl := &slots[h&mask]
 		v := atomic.LoadUint64(&sl.hdr)
@@ -194,19 +195,15 @@ loop:
 		}
 		data := sl.data
 		m, rel := int32(uint32(data)), int32(data>>32)
-		if rel > until || uint(m) >= uint(len(sent)) || !sent[m] {
+		// exit is 0 for an entry, 1 for an exit: one path for both, as
+		// they alternate without a pattern. The Code Pulse flavour's exits
+		// take the general path.
+		exit := uint64(kind(v&hdrKind) - kindEntry)
+		if rel > until || uint(m) >= uint(len(sent)) || !sent[m] || exit > 1 || codePulse && exit != 0 {
 			break
 		}
-		switch k := kind(v & hdrKind); {
-		case k == kindEntry:
-			bytefrog.PutMethodEntry(buf[n:n+bytefrog.MethodEntrySize], rel, seq, m, tid)
-			n += bytefrog.MethodEntrySize
-		case k == kindExit && !codePulse:
-			bytefrog.PutMethodExit(buf[n:n+bytefrog.MethodExitSize], rel, seq, m, uint16(v>>8), tid)
-			n += bytefrog.MethodExitSize
-		default:
-			break loop
-		}
+		n += bytefrog.PutEntryOrExit(buf[n:n+bytefrog.EntryOrExitRoom], bytefrog.EventWord0(bytefrog.MsgMethodEntry, rel),
+			seq, m, exit, uint16(v>>8), tid)
 		seq++
 		if (h+1)&63 == 0 {
 			l.head.Store(h + 1)
@@ -400,9 +397,15 @@ func (d *drain) park(wait time.Duration) {
 	}
 	var timeout <-chan time.Time
 	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		timeout = t.C
+		// One timer for the drain's life: parking allocates nothing. Reset
+		// and Stop leave no stale tick in its channel (Go 1.23 timers).
+		if d.timer == nil {
+			d.timer = time.NewTimer(wait)
+		} else {
+			d.timer.Reset(wait)
+		}
+		defer d.timer.Stop()
+		timeout = d.timer.C
 	}
 	select {
 	case <-ls.wake:
@@ -571,11 +574,13 @@ func (d *drain) appended(b *sendBuf) {
 }
 
 // unsequenced handles the slots that take no sequence number: host
-// batches, thread names and thread ends.
+// batches and probe buffers, thread names and thread ends.
 func (d *drain) unsequenced(k kind, ev *event, t *text) {
 	switch k {
 	case kindBatch:
 		d.batch(ev.thread, t)
+	case kindProbes:
+		d.probes(ev.thread, t)
 	case kindName:
 		d.rename(ev.thread, t.key, ev.rel)
 		*t = text{}

@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/binary"
 
+	"github.com/tadpole-trace/tadpole/internal/host"
+
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -19,32 +21,26 @@ func (d *drain) batchRun(b []byte, off int, thread uint64) int {
 	sent, tid, seq := d.methodSent, d.lastTid, d.seq
 	buf := d.cur.b
 	n := len(buf)
-	stop := min(d.full, cap(buf)-bytefrog.MethodExitSize+1)
+	// Every message, and the scratch after it, fits below stop.
+	stop := min(d.full, cap(buf)-bytefrog.EntryOrExitRoom+1)
 	buf = buf[:cap(buf)]
 	lastMono, rel := int64(-1), int32(0)
-loop:
 	for off+batchHeaderSize <= len(b) && n < stop {
 		r := b[off : off+batchHeaderSize : off+batchHeaderSize]
 		if binary.LittleEndian.Uint32(r[12:]) != 0 { // strings: not an entry or exit
 			break
 		}
 		m := int32(binary.LittleEndian.Uint32(r[4:]))
-		if uint(m) >= uint(len(sent)) || !sent[m] {
+		// exit is 0 for an entry, 1 for an exit: one path for both.
+		exit := uint64(r[0]) - batchEntry
+		if uint(m) >= uint(len(sent)) || !sent[m] || exit > 1 {
 			break
 		}
 		if mono := int64(binary.LittleEndian.Uint64(r[16:])); mono != lastMono {
 			lastMono, rel = mono, d.p.relMillis(mono)
 		}
-		switch r[0] {
-		case batchEntry:
-			bytefrog.PutMethodEntry(buf[n:n+bytefrog.MethodEntrySize], rel, seq, m, tid)
-			n += bytefrog.MethodEntrySize
-		case batchExit:
-			bytefrog.PutMethodExit(buf[n:n+bytefrog.MethodExitSize], rel, seq, m, binary.LittleEndian.Uint16(r[2:]), tid)
-			n += bytefrog.MethodExitSize
-		default:
-			break loop
-		}
+		n += bytefrog.PutEntryOrExit(buf[n:n+bytefrog.EntryOrExitRoom], bytefrog.EventWord0(bytefrog.MsgMethodEntry, rel),
+			seq, m, exit, binary.LittleEndian.Uint16(r[2:]), tid)
 		seq++
 		off += batchHeaderSize
 	}
@@ -55,4 +51,156 @@ loop:
 		d.ship()
 	}
 	return off
+}
+
+// probes handles a published probe buffer (kindProbes): words checked by
+// copyProbes. Runs of entries and exits of mapped methods go straight into
+// the send buffer (probeRun); every other word takes the path of a slot
+// of its own (process), which maps, names and encodes.
+func (d *drain) probes(thread uint64, t *text) {
+	wp := t.probes
+	t.probes = nil
+	w := *wp
+	defer func() {
+		d.p.batchBytes.Add(-int64(len(w)) * probeWordSize)
+		d.p.batchRoom.made()
+		probePool.Put(wp)
+	}()
+	// Each event is stamped with the latest time word before it; before
+	// any, with CLOCK_MONOTONIC 0 (as a host batch record would be).
+	rel := d.p.relMillis(0)
+	var ev event
+	var rt text
+	ev.thread = thread
+	for i := 0; i < len(w); {
+		next, r := d.probeRun(w, i, thread, rel)
+		rel = r
+		if next != i {
+			i = next
+			continue
+		}
+		v := uint64(w[i])
+		i++
+		k := byte(v)
+		if k == host.ProbeTime {
+			rel = d.p.relMillis(probeMono(v))
+			continue
+		}
+		ev.method, ev.exc, ev.rel, ev.thrown = int32(uint32(v>>8)), 0, rel, false
+		ev.line = uint16(v >> 48)
+		var kd kind
+		switch k {
+		case host.ProbeEntry:
+			kd, ev.line = kindEntry, bytefrog.NoLine
+		case host.ProbeExit:
+			kd = kindExit
+		case host.ProbeThrown, host.ProbeBubble:
+			if i >= len(w) {
+				continue // copyProbes keeps the type word with its event
+			}
+			ev.exc = int32(uint32(w[i]))
+			i++
+			kd = kindThrow
+			if k == host.ProbeBubble {
+				kd, ev.line = kindBubble, bytefrog.NoLine
+			}
+		default:
+			continue // copyProbes keeps no other kind
+		}
+		if !methodNames.known(ev.method) || ev.exc != 0 && !exceptionNames.known(ev.exc) {
+			continue
+		}
+		d.process(kd, &ev, &rt)
+	}
+}
+
+// probeMono is the CLOCK_MONOTONIC time, in ns, of time word v.
+func probeMono(v uint64) int64 { return int64(v>>8) * 1e6 }
+
+// probeRun is the drain's fast path through probe words: from index i, it
+// writes out the entries and exits of thread, the thread of the previous
+// event, of methods already mapped, and follows the time words, while the
+// send buffer has room, as encode does for ring slots. rel is the time of
+// the words from i; it returns the index of the first word it left to the
+// general path (i when none) and the time there.
+func (d *drain) probeRun(w []int64, i int, thread uint64, rel int32) (int, int32) {
+	if d.cur == nil || !d.lastOK || d.lastKey != thread {
+		return i, rel
+	}
+	if d.codePulse {
+		return d.probeRunCodePulse(w, i, rel)
+	}
+	sent, tid, seq := d.methodSent, d.lastTid, d.seq
+	buf := d.cur.b
+	n := len(buf)
+	// Every message of the run, and the scratch after it, fits below stop.
+	stop := min(d.full, cap(buf)-bytefrog.EntryOrExitRoom+1)
+	buf = buf[:cap(buf)]
+	w0 := bytefrog.EventWord0(bytefrog.MsgMethodEntry, rel)
+	for ; i < len(w) && n < stop; i++ {
+		v := uint64(w[i])
+		k, m := v&0xFF, uint32(v>>8)
+		if k > host.ProbeExit || uint(m) >= uint(len(sent)) || !sent[m] {
+			if k != host.ProbeTime {
+				break
+			}
+			rel = d.p.relMillis(probeMono(v))
+			w0 = bytefrog.EventWord0(bytefrog.MsgMethodEntry, rel)
+			continue
+		}
+		// Entries and exits alternate without a pattern: one path for both
+		// (ProbeExit is 1, as is PutEntryOrExit's exit).
+		n += bytefrog.PutEntryOrExit(buf[n:n+bytefrog.EntryOrExitRoom], w0, seq, int32(m), k, uint16(v>>48), tid)
+		seq++
+	}
+	d.counted += int64(seq - d.seq)
+	d.seq = seq
+	d.cur.b = buf[:n]
+	if n >= d.full {
+		d.ship()
+	}
+	return i, rel
+}
+
+// probeRunCodePulse is probeRun for the Code Pulse flavour of MethodExit.
+func (d *drain) probeRunCodePulse(w []int64, i int, rel int32) (int, int32) {
+	sent, tid, seq := d.methodSent, d.lastTid, d.seq
+	buf := d.cur.b
+	n := len(buf)
+	stop := min(d.full, cap(buf)-bytefrog.PaddedSize+1)
+	buf = buf[:cap(buf)]
+	entry, exit := bytefrog.EventWord0(bytefrog.MsgMethodEntry, rel), bytefrog.EventWord0(bytefrog.MsgMethodExit, rel)
+loop:
+	for ; i < len(w) && n < stop; i++ {
+		v := uint64(w[i])
+		m := uint32(v >> 8)
+		switch byte(v) {
+		case host.ProbeEntry:
+			if uint(m) >= uint(len(sent)) || !sent[m] {
+				break loop
+			}
+			bytefrog.PutMethodEntryPadded(buf[n:n+bytefrog.PaddedSize], entry, seq, int32(m), tid)
+			n += bytefrog.MethodEntrySize
+		case host.ProbeExit:
+			if uint(m) >= uint(len(sent)) || !sent[m] {
+				break loop
+			}
+			bytefrog.PutMethodExitCodePulseWide(buf[n:n+bytefrog.MethodExitCodePulseSize], exit, seq, int32(m), false, tid)
+			n += bytefrog.MethodExitCodePulseSize
+		case host.ProbeTime:
+			rel = d.p.relMillis(probeMono(v))
+			entry, exit = bytefrog.EventWord0(bytefrog.MsgMethodEntry, rel), bytefrog.EventWord0(bytefrog.MsgMethodExit, rel)
+			continue
+		default:
+			break loop
+		}
+		seq++
+	}
+	d.counted += int64(seq - d.seq)
+	d.seq = seq
+	d.cur.b = buf[:n]
+	if n >= d.full {
+		d.ship()
+	}
+	return i, rel
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
@@ -83,20 +84,114 @@ func appendProbeBatch(dst []byte, ev []int64) ([]byte, error) {
 	return dst[:n], bad
 }
 
-// hostSubmitProbes is host.SubmitProbes.
+// hostSubmitProbes is host.SubmitProbes. A buffer of the usual words
+// (entries, exits, exceptions and time words) is copied as it is checked,
+// into a pooled buffer that the drain encodes straight into wire messages
+// (probes, jvmdrain.go): one pass here, one there. A buffer with a word of
+// another kind, or larger than a JVM's, takes the general path: converted
+// into a host batch (appendProbeBatch) and recorded as one.
 func hostSubmitProbes(thread uint64, ev []int64) (int, error) {
-	if active.Load() == nil {
+	s := active.Load()
+	if s == nil || len(ev) == 0 {
 		return 0, nil
 	}
-	bp := batchPool.Get().(*[]byte)
-	b, err := appendProbeBatch((*bp)[:0], ev)
-	*bp = b
-	if len(b) == 0 {
-		batchPool.Put(bp)
+	var wp *[]int64
+	var n int
+	var err error
+	ok := len(ev) <= maxProbeWords // the pooled buffers hold a JVM probe buffer
+	if ok {
+		wp = probePool.Get().(*[]int64)
+		*wp, n, ok, err = copyProbes((*wp)[:0], ev)
+		if !ok {
+			probePool.Put(wp)
+		}
+	}
+	if !ok {
+		bp := batchPool.Get().(*[]byte)
+		b, err := appendProbeBatch((*bp)[:0], ev)
+		*bp = b
+		if len(b) == 0 {
+			batchPool.Put(bp)
+			return 0, err
+		}
+		// The records are checked as they are made: no second pass.
+		return submitBatch(thread, b, bp, len(b)/batchHeaderSize), err
+	}
+	if n == 0 {
+		probePool.Put(wp)
 		return 0, err
 	}
-	// The records are checked as they are made: no second pass.
-	return submitBatch(thread, b, bp, len(b)/batchHeaderSize), err
+	return submitProbes(s, thread, wp, n), err
+}
+
+// maxProbeWords is the capacity of the pooled probe buffers: a JVM probe
+// buffer's (io.tadpole.Probe.SIZE).
+const maxProbeWords = 8192
+
+var probePool = sync.Pool{New: func() any { w := make([]int64, 0, maxProbeWords); return &w }}
+
+// copyProbes appends the words of ev to dst as it checks them: dst gets every entry, exit and time word, and each exception
+// word with its type word, whose ids are registered; it reports the number
+// of events. A word naming an unregistered id, or an exception word without
+// its type, is left out, and the first such problem is returned
+// (host.ErrBadProbe). ok is false, at the first word of another kind, when
+// the buffer needs the general path (appendProbeBatch).
+func copyProbes(dst []int64, ev []int64) (w []int64, n int, ok bool, err error) {
+	methods, excs := uint32(methodNames.count.Load()), uint32(exceptionNames.count.Load())
+	if cap(dst) < len(ev) {
+		dst = make([]int64, 0, len(ev))
+	}
+	dst = dst[:len(ev)]
+	j := 0
+	for i := 0; i < len(ev); i++ {
+		v := uint64(ev[i])
+		k := byte(v)
+		if k <= host.ProbeExit {
+			// The bulk: an entry or exit of a registered method.
+			if uint32(v>>8)-1 < methods {
+				dst[j] = int64(v)
+				j++
+				n++
+				continue
+			}
+			if err == nil {
+				err = fmt.Errorf("%w: method id %d not registered", host.ErrBadProbe, int32(uint32(v>>8)))
+			}
+			continue
+		}
+		switch k {
+		case host.ProbeTime:
+			dst[j] = int64(v)
+			j++
+			continue
+		case host.ProbeThrown, host.ProbeBubble:
+		default:
+			return dst[:0], 0, false, nil
+		}
+		if i+1 >= len(ev) {
+			if err == nil {
+				err = fmt.Errorf("%w: exception word %d lacks its type", host.ErrBadProbe, i)
+			}
+			continue
+		}
+		i++
+		exc := uint32(ev[i])
+		switch {
+		case exc-1 >= excs:
+			if err == nil {
+				err = fmt.Errorf("%w: exception id %d not registered", host.ErrBadProbe, int32(exc))
+			}
+		case uint32(v>>8)-1 >= methods:
+			if err == nil {
+				err = fmt.Errorf("%w: method id %d not registered", host.ErrBadProbe, int32(uint32(v>>8)))
+			}
+		default:
+			dst[j], dst[j+1] = int64(v), int64(exc)
+			j += 2
+			n++
+		}
+	}
+	return dst[:j], n, true, err
 }
 
 // reportClass is host.ReportClass.

@@ -3,7 +3,11 @@ package agent
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tadpole-trace/tadpole/internal/host"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
@@ -117,16 +121,150 @@ func BenchmarkAppendProbeBatch(b *testing.B) {
 // conversion, the batch's slot, the drain's numbering and encoding, into
 // data connections that discard.
 func BenchmarkSubmitProbes(b *testing.B) {
-	sinkSession(b, 2)
+	p := sinkSession(b, 2)
 	w := probeWords(NewMethod("t/P.submit;1;()V").ID(), monoNow()/1e6, 4095)
+	host.SubmitProbes(7, w) // maps the method
 	b.ReportAllocs()
 	b.ResetTimer()
+	done := pathCPU(b, p)
 	for i := 0; i < b.N; i++ {
 		if _, err := host.SubmitProbes(7, w); err != nil {
 			b.Fatal(err)
 		}
 	}
+	done(int64(b.N) * int64(len(w)-1))
 	ev := float64(b.N) * float64(len(w)-1)
 	b.ReportMetric(ev/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/ev, "ns/event")
+}
+
+// BenchmarkCopyProbes is the submitting side's pass over a javac-shaped
+// probe buffer: the copy and the check of every word.
+func BenchmarkCopyProbes(b *testing.B) {
+	methods := make([]int32, 512)
+	for i := range methods {
+		methods[i] = NewMethod(fmt.Sprintf("com/sun/tools/javac/X%d.m;1;()V", i)).ID()
+	}
+	bufs, _ := javacWords(methods, 1, 20000)
+	dst := make([]int64, 0, maxProbeWords)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := threadCPU()
+	for i := 0; i < b.N; i++ {
+		dst, _, _, _ = copyProbes(dst[:0], bufs[0])
+	}
+	b.ReportMetric(float64(threadCPU()-c0)/float64(b.N*len(bufs[0])), "cpu-ns/word")
+}
+
+// drainAlone makes a drain of a pipeline that is never started, for
+// benchmarks of the drain's own work on one goroutine; recycle gives the
+// shipped send buffers back.
+func drainAlone(tb testing.TB) (d *drain, recycle func()) {
+	tb.Helper()
+	log, _ := newLogger("none", LevelOff)
+	cfg := testConfig("alone")
+	pc := pipeConfig{RingSize: 1024, Budget: 4 << 20, Flavor: cfg.Flavor, FlushInterval: cfg.FlushInterval}
+	p := newPipeline(pc, log, nil, time.Now(), monoNow(), nil, nil)
+	d = newDrain(p)
+	return d, func() {
+		for {
+			select {
+			case b := <-p.pool.queue:
+				p.pool.waiting.Add(-1)
+				p.pool.recycle(b)
+			default:
+				return
+			}
+		}
+	}
+}
+
+// threadCPU is the calling thread's CPU time in ns (RUSAGE_THREAD).
+func threadCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru) // RUSAGE_THREAD
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkDrainProbes is the drain's work on a javac-shaped probe buffer
+// alone, on one goroutine: numbering and encoding into send buffers.
+// cpu-ns/event is the thread's CPU time, robust to a busy machine.
+func BenchmarkDrainProbes(b *testing.B) {
+	methods := make([]int32, 512)
+	for i := range methods {
+		methods[i] = NewMethod(fmt.Sprintf("com/sun/tools/javac/X%d.m;1;()V", i)).ID()
+	}
+	bufs, _ := javacWords(methods, 4, 20000)
+	d, recycle := drainAlone(b)
+	feed := func(w []int64) int64 {
+		wp := probePool.Get().(*[]int64)
+		*wp = append((*wp)[:0], w...)
+		var t text
+		t.probes = wp
+		d.probes(7|hostThreadBit, &t)
+		recycle()
+		return int64(len(w) - timeWords(w))
+	}
+	for _, w := range bufs {
+		feed(w)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var ev int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := threadCPU()
+	for i := 0; i < b.N; i++ {
+		ev += feed(bufs[i%len(bufs)])
+	}
+	b.ReportMetric(float64(threadCPU()-c0)/float64(ev), "cpu-ns/event")
+}
+
+// TestProbePathDoesNotAllocate: the JVM path allocates nothing per probe
+// buffer once its methods are mapped — the check and copy, the drain's
+// encoding, and the whole pipeline, whose allocations in any goroutine
+// (drain, writers, clock) AllocsPerRun counts.
+func TestProbePathDoesNotAllocate(t *testing.T) {
+	methods := make([]int32, 64)
+	for i := range methods {
+		methods[i] = NewMethod(fmt.Sprintf("alloc/A%d.m;1;()V", i)).ID()
+	}
+	bufs, _ := javacWords(methods, 2, 3000)
+	dst := make([]int64, 0, maxProbeWords)
+	if n := testing.AllocsPerRun(100, func() { dst, _, _, _ = copyProbes(dst[:0], bufs[0]) }); n != 0 {
+		t.Errorf("copyProbes allocates %.1f times per buffer", n)
+	}
+	d, recycle := drainAlone(t)
+	i := 0
+	feed := func() {
+		wp := probePool.Get().(*[]int64)
+		*wp = append((*wp)[:0], bufs[i%len(bufs)]...)
+		i++
+		tx := text{probes: wp}
+		d.probes(7|hostThreadBit, &tx)
+		recycle()
+	}
+	feed()
+	feed()
+	if n := testing.AllocsPerRun(100, feed); n != 0 {
+		t.Errorf("the drain allocates %.1f times per probe buffer", n)
+	}
+
+	p := sinkSession(t, 2)
+	submit := func() {
+		if _, err := host.SubmitProbes(9, bufs[i%len(bufs)]); err != nil {
+			t.Fatal(err)
+		}
+		i++
+		for p.batchBytes.Load() != 0 {
+			runtime.Gosched()
+		}
+	}
+	submit()
+	submit()
+	if n := testing.AllocsPerRun(200, submit); n != 0 {
+		t.Errorf("the pipeline allocates %.2f times per probe buffer", n)
+	}
 }

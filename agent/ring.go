@@ -21,6 +21,7 @@ const (
 	kindEnd                    // host thread ended: its caches are dropped; unsequenced
 	kindBatch                  // a host batch (text.batch) of records from one thread
 	kindThread                 // the lane's next slots are of thread slot.data; unsequenced
+	kindProbes                 // a JVM thread's probe words (text.probes); unsequenced
 )
 
 // sequenced reports whether the slot becomes a Bytefrog message carrying a
@@ -99,8 +100,9 @@ func (ev *event) unpack(h, data, thread uint64) {
 // so that slots stay small.
 type text struct {
 	key, value string
-	batch      *[]byte // kindBatch: the records, owned by the drain once published
-	after      behind  // kindThread with hdrAfter: lane positions the drain must pass first
+	batch      *[]byte  // kindBatch: the records, owned by the drain once published
+	probes     *[]int64 // kindProbes: the words, owned by the drain once published
+	after      behind   // kindThread with hdrAfter: lane positions the drain must pass first
 }
 
 // behind is what a thread's event must come after: the events the thread

@@ -531,9 +531,10 @@ func transformWith(pool *sync.Pool, in []byte) (out []byte, partial bool, err er
 	return append([]byte(nil), b...), partial, nil
 }
 
-// tpjGoProbeConverter starts the converter: one goroutine that turns the
-// probe buffers threads queue (probe.c) into host batches, so that a
-// traced thread pays a copy per buffer, not the conversion. It returns 0,
+// tpjGoProbeConverter starts the converter: one goroutine that hands the
+// probe buffers threads queue (probe.c) to the agent (host.SubmitProbes,
+// whose drain encodes the words into wire messages), so that a traced
+// thread pays a copy per buffer, not the agent's work. It returns 0,
 // or -1 (threads then convert their buffers themselves).
 //
 //export tpjGoProbeConverter

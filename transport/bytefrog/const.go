@@ -180,6 +180,7 @@ const (
 	u8Size   = 1
 	u16Size  = 2
 	i32Size  = 4
+	u64Size  = 8 // a wide store (PutMethodEntryPadded)
 
 	// MaxStringLen is the largest encoded string writeUTF can carry.
 	MaxStringLen = 1<<16 - 1

@@ -206,6 +206,82 @@ func PutMethodExit(p []byte, relTime, seq, methodID int32, line, tid uint16) {
 	binary.BigEndian.PutUint16(p[offExit2:], tid)
 }
 
+// Wide stores: encoders of long runs of method entries and exits (the
+// agent's drain) write each message as two big-endian 64-bit words (and a
+// byte), not field by field. The first word of an event message is its
+// type, relTime and the three high bytes of seq: EventWord0 with the run's
+// type and time, ORed with the sequence number's bytes (EventSeqHigh).
+// The second holds the low byte of seq, methodID and what follows.
+
+// PaddedSize is the room the Padded encoders need after their offset: they
+// may write up to this many bytes, of which the message's own are first.
+const PaddedSize = 2 * u64Size
+
+// EventWord0 is the first 64-bit word of an event message of type t at
+// relTime, without its sequence number (see EventSeqHigh).
+func EventWord0(t MsgType, relTime int32) uint64 {
+	return uint64(t)<<56 | uint64(uint32(relTime))<<24
+}
+
+// EventSeqHigh is the part of the first 64-bit word of an event message
+// that seq fills: its three high bytes.
+func EventSeqHigh(seq int32) uint64 { return uint64(uint32(seq) >> 8) }
+
+// PutMethodEntryPadded writes MethodEntry at the start of p, which holds
+// at least PaddedSize bytes: the byte after the message's
+// MethodEntrySize is overwritten with scratch. w0 is
+// EventWord0(MsgMethodEntry, relTime).
+func PutMethodEntryPadded(p []byte, w0 uint64, seq, methodID int32, tid uint16) {
+	_ = p[PaddedSize-1]
+	binary.BigEndian.PutUint64(p, w0|EventSeqHigh(seq))
+	binary.BigEndian.PutUint64(p[u64Size:], uint64(uint8(seq))<<56|uint64(uint32(methodID))<<24|uint64(tid)<<8)
+}
+
+// PutMethodExitWide writes the Bytefrog flavour of MethodExit at the start
+// of p, which holds at least MethodExitSize bytes, as PutMethodExit does,
+// in three stores. w0 is EventWord0(MsgMethodExit, relTime).
+func PutMethodExitWide(p []byte, w0 uint64, seq, methodID int32, line, tid uint16) {
+	_ = p[MethodExitSize-1]
+	binary.BigEndian.PutUint64(p, w0|EventSeqHigh(seq))
+	binary.BigEndian.PutUint64(p[u64Size:], uint64(uint8(seq))<<56|uint64(uint32(methodID))<<24|uint64(line)<<8|
+		uint64(tid>>8))
+	p[MethodExitSize-1] = byte(tid)
+}
+
+// EntryOrExitRoom is the room PutEntryOrExit needs after its offset.
+const EntryOrExitRoom = MethodExitSize
+
+// PutEntryOrExit relies on it: compiling fails unless MsgMethodExit is
+// MsgMethodEntry+1.
+var _ = [1]struct{}{}[MsgMethodExit-MsgMethodEntry-1]
+
+// PutEntryOrExit writes MethodEntry (exit 0) or the Bytefrog flavour of
+// MethodExit (exit 1, with line) at the start of p, which holds at least
+// EntryOrExitRoom bytes, without a branch between the two: the bytes after
+// a MethodEntry's own are scratch. w0 is EventWord0(MsgMethodEntry,
+// relTime). It returns the size of the message.
+func PutEntryOrExit(p []byte, w0 uint64, seq, methodID int32, exit uint64, line, tid uint16) int {
+	_ = p[EntryOrExitRoom-1]
+	// MsgMethodExit is MsgMethodEntry+1: the type byte is w0's plus exit.
+	binary.BigEndian.PutUint64(p, w0+exit<<56|uint64(uint32(seq)>>8))
+	// Entry: thread id at offset 13. Exit: line at 13, thread id at 15.
+	t := uint64(tid) << 8
+	t ^= (t ^ (uint64(line)<<8 | uint64(tid>>8))) & -exit
+	binary.BigEndian.PutUint64(p[u64Size:], uint64(uint8(seq))<<56|uint64(uint32(methodID))<<24|t)
+	p[MethodExitSize-1] = byte(tid)
+	return MethodEntrySize + int(exit)*(MethodExitSize-MethodEntrySize)
+}
+
+// PutMethodExitCodePulseWide writes the Code Pulse flavour of MethodExit
+// at the start of p, which holds at least MethodExitCodePulseSize bytes,
+// in two stores. w0 is EventWord0(MsgMethodExit, relTime).
+func PutMethodExitCodePulseWide(p []byte, w0 uint64, seq, methodID int32, thrown bool, tid uint16) {
+	_ = p[MethodExitCodePulseSize-1]
+	binary.BigEndian.PutUint64(p, w0|EventSeqHigh(seq))
+	binary.BigEndian.PutUint64(p[u64Size:], uint64(uint8(seq))<<56|uint64(uint32(methodID))<<24|
+		uint64(boolByte(thrown))<<16|uint64(tid))
+}
+
 // AppendMethodExitCodePulse appends the Code Pulse flavour of MethodExit
 // (16 bytes, with a flag telling whether the method exited by exception).
 func AppendMethodExitCodePulse(b []byte, relTime, seq, methodID int32, thrown bool, tid uint16) []byte {

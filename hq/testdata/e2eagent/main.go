@@ -3,6 +3,11 @@
 // -g goroutines as fast as it can into the HQ named by TADPOLE_HQ, then
 // shuts the agent down. It prints nothing; errors go to stderr and the
 // exit status.
+//
+// With TADPOLE_E2E_PRODUCER=probes (or -producer probes) it is a traced
+// JVM instead: each goroutine is a Java thread handing full probe buffers
+// (the JVM agent's words: a time word, then entries and exits) to
+// host.SubmitProbes, the entry the JVM agent's converter uses.
 package main
 
 import (
@@ -15,12 +20,14 @@ import (
 	"time"
 
 	"github.com/tadpole-trace/tadpole/agent"
+	"github.com/tadpole-trace/tadpole/internal/host"
 )
 
 func main() {
 	events := flag.Int("events", 10_000_000, "events to record")
 	g := flag.Int("g", 2, "recording goroutines")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the process to this file")
+	producer := flag.String("producer", os.Getenv("TADPOLE_E2E_PRODUCER"), "calls (Go calls) or probes (JVM probe buffers)")
 	flag.Parse()
 	if *prof != "" {
 		f, err := os.Create(*prof)
@@ -54,6 +61,10 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if *producer == "probes" {
+				jvmThread(uint64(20+w), fmt.Sprintf("worker-%d", w), ms, rounds)
+				return
+			}
 			agent.SetThreadName(fmt.Sprintf("worker-%d", w))
 			for range rounds {
 				f := ms[0].Enter()
@@ -70,5 +81,35 @@ func main() {
 		fmt.Fprintln(os.Stderr, "e2eagent: shutdown:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
+	}
+}
+
+// probeRounds is the rounds of a full probe buffer: 8 events each, after
+// the buffer's time word, within the JVM agent's 8192 words.
+const probeRounds = (8192 - 1) / 8
+
+// jvmThread records rounds rounds as a traced Java thread with id tid
+// does: named once (a host batch, as the JVM agent's ThreadStart), then
+// its probe buffers, each stamped with the millisecond it is handed over.
+func jvmThread(tid uint64, name string, ms []*agent.Method, rounds int) {
+	b := host.AppendBatchRecord(nil, host.BatchName, 0, 0, 0, 0, host.MonoNow(), name, "")
+	if _, err := host.SubmitBatch(tid, b); err != nil {
+		fmt.Fprintln(os.Stderr, "e2eagent:", err)
+	}
+	entry := func(m *agent.Method) int64 { return int64(m.ID())<<8 | host.ProbeEntry }
+	exit := func(m *agent.Method, line int64) int64 { return line<<48 | int64(m.ID())<<8 | host.ProbeExit }
+	w := make([]int64, 1, 1+8*probeRounds)
+	for range probeRounds {
+		w = append(w, entry(ms[0]), entry(ms[1]), exit(ms[1], 12), entry(ms[2]), entry(ms[3]), exit(ms[3], 40),
+			exit(ms[2], 31), exit(ms[0], 7))
+	}
+	for rounds > 0 {
+		n := min(rounds, probeRounds)
+		rounds -= n
+		w[0] = host.MonoNow()/1e6<<8 | host.ProbeTime
+		if _, err := host.SubmitProbes(tid, w[:1+8*n]); err != nil {
+			fmt.Fprintln(os.Stderr, "e2eagent:", err)
+			os.Exit(1)
+		}
 	}
 }
