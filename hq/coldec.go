@@ -392,6 +392,11 @@ const maxFixed = bytefrog.ExceptionSize
 func (c *colDecoder) events(s *slab, w int) (int, error) {
 	raw := s.raw
 	for c.remEv > 0 {
+		if c.nibbles && c.runLeft > 0 {
+			if w = c.fastEvents(s, w); c.remEv == 0 {
+				break
+			}
+		}
 		order, half := c.order, c.half
 		var slot uint64
 		switch {
@@ -456,6 +461,115 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 		w += size
 	}
 	return w, nil
+}
+
+// fastEvents decodes the current unit's events into s from w while they
+// are the common ones, entries and exits whose varints are one byte each,
+// of a block of at most maxNibbleSlots threads, inside the current
+// sequence run, and returns where they end. It stops at the first event
+// it leaves to the general way in events, having taken nothing of it:
+// every way out of the loop comes before the event's columns are moved.
+func (c *colDecoder) fastEvents(s *slab, w int) int {
+	raw := s.raw
+	order, half := c.order, c.half
+	remEv, runLeft, seq := c.remEv, c.runLeft, c.nextSeq
+	exitCP := c.exitCP
+	entrySize, exitSize := int(c.kindSize[colEntry]), int(c.kindSize[colExit])
+	ev := s.ev
+loop:
+	for remEv > 0 && runLeft > 0 && w <= len(raw)-maxFixed && len(order) > 0 {
+		slot := int(order[0] & 0x0f)
+		if half {
+			slot = int(order[0] >> 4)
+		}
+		if slot == 0 || slot > len(c.thr) {
+			break
+		}
+		th := &c.thr[slot-1]
+		kinds := th.cols[colKinds]
+		if len(kinds) == 0 {
+			break
+		}
+		code := colKind(kinds[0])
+		k := code &^ colTime
+		rel := th.lastTime
+		times := th.cols[colTimes]
+		if code&colTime != 0 {
+			if len(times) == 0 || times[0] >= 0x80 {
+				break
+			}
+			rel += unzigzag(uint64(times[0]))
+			times = times[1:]
+		}
+		o := (*[maxFixed]byte)(raw[w:])
+		var method int32
+		size := entrySize
+		switch k {
+		case colEntry:
+			lo := th.cols[colMethods]
+			if len(lo) == 0 || lo[0] >= 0x80 {
+				break loop
+			}
+			method = int32(lo[0])
+			th.cols[colMethods] = lo[1:]
+			o[0] = byte(bytefrog.MsgMethodEntry)
+			binary.BigEndian.PutUint16(o[offField4:], th.tid)
+			if len(th.stack) < maxStack {
+				th.stack = append(th.stack, method)
+			}
+		case colExit, colExit | colTop:
+			x := th.cols[colExtras]
+			if len(x) == 0 || x[0] >= 0x80 || !exitCP && x[0] == 0 {
+				break loop
+			}
+			if k == colExit {
+				lo := th.cols[colMethods]
+				if len(lo) == 0 || lo[0] >= 0x80 {
+					break loop
+				}
+				method = int32(lo[0])
+				th.cols[colMethods] = lo[1:]
+			} else {
+				n := len(th.stack)
+				if n == 0 {
+					break loop
+				}
+				method = th.stack[n-1]
+			}
+			o[0] = byte(bytefrog.MsgMethodExit)
+			if exitCP {
+				o[offField4] = x[0]
+				binary.BigEndian.PutUint16(o[offTIDCP:], th.tid)
+			} else {
+				binary.BigEndian.PutUint16(o[offField4:], uint16(x[0]-1))
+				binary.BigEndian.PutUint16(o[offTIDExit:], th.tid)
+			}
+			th.cols[colExtras] = x[1:]
+			if n := len(th.stack); n > 0 {
+				th.stack = th.stack[:n-1]
+			}
+			size = exitSize
+		default:
+			break loop
+		}
+		th.cols[colKinds], th.cols[colTimes], th.lastTime = kinds[1:], times, rel
+		binary.BigEndian.PutUint32(o[offRelTime:], uint32(rel))
+		binary.BigEndian.PutUint32(o[offSeq:], uint32(seq))
+		binary.BigEndian.PutUint32(o[offMethod:], uint32(method))
+		ev = append(ev, event{Seq: seq, Off: uint32(w)})
+		w += size
+		seq++
+		runLeft--
+		remEv--
+		if half {
+			order = order[1:]
+		}
+		half = !half
+	}
+	s.ev = ev
+	c.order, c.half = order, half
+	c.remEv, c.runLeft, c.nextSeq = remEv, runLeft, seq
+	return w
 }
 
 // fixedEvent decodes thread th's next event, numbered seq, into raw at w,
