@@ -51,12 +51,14 @@ func (c *core) events(s *slab, evs []event) {
 				goto slow
 			}
 			th := &cl.thr[tid]
-			if n := len(th.stack); th.lost || n >= maxStackDepth || n-th.timed >= maxTimedDepth {
-				goto slow
+			n := len(th.stack)
+			if th.lost || n == cap(th.stack) || n >= maxStackDepth || n-th.timed >= maxTimedDepth {
+				goto slow // (the general way grows the stack)
 			}
 			dense[method].n1++
 			entries++
-			th.stack = append(th.stack, frame{method: method, start: int32(binary.BigEndian.Uint32(h[evTime:]))})
+			th.stack = th.stack[:n+1]
+			th.stack[n] = frame{method: method, start: int32(binary.BigEndian.Uint32(h[evTime:]))}
 			continue
 		case bytefrog.MsgMethodExit:
 			h := (*[maxFixed]byte)(b)
