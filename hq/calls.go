@@ -112,6 +112,14 @@ func (c *calls) addSelf(id int32, ms int64) {
 	}
 }
 
+// open1 opens path p in slot op, whose path is closed, reusing its list
+// of frames (closePath keeps a copy of what it keeps).
+func (c *calls) open1(op *openPath, p BubblePath) {
+	p.bubbledIDs = op.path.bubbledIDs[:0]
+	*op = openPath{on: true, path: p}
+	c.nOpen++
+}
+
 // closePath keeps the path if it is the longest of its exception so far.
 func (c *calls) closePath(op *openPath) {
 	if !op.on {

@@ -175,8 +175,7 @@ func (c *core) event(m *bytefrog.Msg) {
 			if !op.on || op.path.excID != m.ExceptionID {
 				// Thrown where no probe saw it (JDK code, or a throw before tracing).
 				cl.closePath(op)
-				*op = openPath{on: true, path: BubblePath{excID: m.ExceptionID, throwerID: -1}}
-				cl.nOpen++
+				cl.open1(op, BubblePath{excID: m.ExceptionID, throwerID: -1})
 			}
 			if len(op.path.bubbledIDs) < maxPathFrames {
 				op.path.bubbledIDs = append(op.path.bubbledIDs, m.MethodID)
@@ -226,7 +225,6 @@ func (c *core) event(m *bytefrog.Msg) {
 				m.Seq, m.ThreadID, m.MethodID, th.stack[n-1].method))
 		}
 		// Any path open on the thread was closed above.
-		*cl.path(m.ThreadID) = openPath{on: true, path: BubblePath{excID: m.ExceptionID, throwerID: m.MethodID, Line: m.Line}}
-		cl.nOpen++
+		cl.open1(cl.path(m.ThreadID), BubblePath{excID: m.ExceptionID, throwerID: m.MethodID, Line: m.Line})
 	}
 }
