@@ -10,10 +10,10 @@ import (
 // The core's work per released event. A run of events released together
 // (consecutive numbers, one slab, no data break between them) goes through
 // events in one loop: the common events, an entry or an exit of the
-// innermost call while no exception path is open, no mode window was
-// opened and no processor takes single events, are counted, checked and
-// timed right there, from their bytes, against the thread's one stack
-// (calls.go). Every other event goes through event, which does the same
+// innermost call while no exception path is open and no mode window was
+// opened, are counted, checked and timed right there, from their bytes,
+// against the thread's one stack (calls.go), then handed to the
+// processors that take single events, if any. Every other event goes through event, which does the same
 // work and all the rest from the decoded message. Both make the same
 // findings in the same order.
 
@@ -59,6 +59,9 @@ func (c *core) events(s *slab, evs []event) {
 			entries++
 			th.stack = th.stack[:n+1]
 			th.stack[n] = frame{method: method, start: int32(binary.BigEndian.Uint32(h[evTime:]))}
+			if len(c.evs) > 0 {
+				c.deliver(b)
+			}
 			continue
 		case bytefrog.MsgMethodExit:
 			h := (*[maxFixed]byte)(b)
@@ -82,6 +85,9 @@ func (c *core) events(s *slab, evs []event) {
 				th.stack[n-2].child += total
 			}
 			exits++
+			if len(c.evs) > 0 {
+				c.deliver(b)
+			}
 			continue
 		}
 	slow:
@@ -102,10 +108,21 @@ func (c *core) flushCounts(entries, exits int64) {
 }
 
 // fastOK reports whether events may take entries and exits on its fast
-// path: no exception path is open, no mode window was opened and no
-// processor takes single events.
+// path: no exception path is open and no mode window was opened.
 func (c *core) fastOK() bool {
-	return c.call.nOpen == 0 && len(c.disc.windows) == 0 && len(c.evs) == 0
+	return c.call.nOpen == 0 && len(c.disc.windows) == 0
+}
+
+// deliver hands an event events took on its fast path to the processors
+// that take single events.
+func (c *core) deliver(b []byte) {
+	m := &c.m
+	if !c.v.Load(m, b) { // cannot happen: the parser framed it
+		return
+	}
+	for _, p := range c.evs {
+		p.Message(m)
+	}
 }
 
 // emit releases one sequenced event, which lies in s, the general way.
