@@ -3,8 +3,6 @@ package hq
 import (
 	"cmp"
 	"slices"
-
-	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // MethodTime is a method's share of the run's time: the milliseconds its
@@ -40,11 +38,25 @@ const (
 	maxPathFrames  = 12
 )
 
-// callFrame is one open call on a thread.
-type callFrame struct {
+// frame is one open call on a thread: the method, when it was entered
+// and the time its callees took (ms).
+type frame struct {
 	method int32
 	start  int32 // ms
 	child  int64 // ms spent in its callees
+}
+
+// thread is one thread's calls, kept once for both the nesting check
+// (discipline.go) and the call timing: stack holds every open call the
+// check knows, and the timing follows stack[timed:] only, the calls
+// entered since it last lost track (an exit that did not match, or
+// maxTimedDepth reached). When the stack grows past maxStackDepth the
+// check gives the thread up until the next data break (lost); stack then
+// holds the timing's calls only (timed 0).
+type thread struct {
+	stack []frame
+	timed int
+	lost  bool
 }
 
 // openPath is an exception on its way up a thread's stack.
@@ -53,91 +65,59 @@ type openPath struct {
 	path BubblePath
 }
 
-// calls times each thread's calls (self time per method) and follows
-// exceptions from their throw through their bubbles to the frame that
-// caught them. A thread's stack that stops matching its events (a data
-// break, a call entered before tracing) starts over.
+// calls holds the threads' calls, times them (self time per method) and
+// follows exceptions from their throw through their bubbles to the frame
+// that caught them. The core's events.go feeds it.
 type calls struct {
-	stacks [][]callFrame // by thread id
-	open   []openPath    // by thread id
-	self   []int64       // ms by method id
-	paths  []BubblePath  // the longest path of each exception id, first maxPaths ids
-	nOpen  int           // paths open (open[i].on), so that most events need not look
+	thr   []thread     // by thread id
+	open  []openPath   // by thread id, grown when a path opens
+	self  []int64      // ms by method id
+	paths []BubblePath // the longest path of each exception id, first maxPaths ids
+	nOpen int          // paths open (open[i].on), so that most events need not look
 }
 
-func (c *calls) event(m *bytefrog.Msg) {
-	switch m.Type {
-	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
-	default:
+// thread returns the state of thread tid.
+func (c *calls) thread(tid uint16) *thread {
+	if int(tid) < len(c.thr) {
+		return &c.thr[tid]
+	}
+	return c.grow(tid)
+}
+
+func (c *calls) grow(tid uint16) *thread {
+	n := min(max(int(tid)+1, 2*len(c.thr), 16), 1<<16)
+	c.thr = append(c.thr, make([]thread, n-len(c.thr))...)
+	return &c.thr[tid]
+}
+
+// path returns the open-path slot of thread tid.
+func (c *calls) path(tid uint16) *openPath {
+	if int(tid) >= len(c.open) {
+		n := min(max(int(tid)+1, 2*len(c.open), 16), 1<<16)
+		c.open = append(c.open, make([]openPath, n-len(c.open))...)
+	}
+	return &c.open[tid]
+}
+
+// addSelf adds ms to the self time of method id.
+func (c *calls) addSelf(id int32, ms int64) {
+	if uint32(id) < uint32(len(c.self)) {
+		c.self[id] += ms
 		return
 	}
-	tid := int(m.ThreadID)
-	for len(c.stacks) <= tid {
-		c.stacks = append(c.stacks, nil)
-		c.open = append(c.open, openPath{})
+	if id >= 0 && id < maxTimedMethod {
+		n := min(max(int(id)+1, 2*len(c.self), 256), maxTimedMethod)
+		c.self = append(c.self, make([]int64, n-len(c.self))...)
+		c.self[id] += ms
 	}
-	st := c.stacks[tid]
-	var op *openPath // nil: no path open on this thread
-	if c.nOpen > 0 {
-		op = &c.open[tid]
-		if op.on && m.Type != bytefrog.MsgExceptionBubble {
-			// The exception stopped: the frame it reached caught it.
-			if len(st) > 0 {
-				op.path.caughtID = st[len(st)-1].method
-			}
-			c.closePath(op)
-		}
-	}
-	switch m.Type {
-	case bytefrog.MsgMethodEntry:
-		if len(st) == maxTimedDepth {
-			st = st[:0]
-		}
-		c.stacks[tid] = append(st, callFrame{method: m.MethodID, start: m.RelTime})
-	case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
-		if m.Type == bytefrog.MsgExceptionBubble {
-			op = &c.open[tid]
-			if !op.on || op.path.excID != m.ExceptionID {
-				// Thrown where no probe saw it (JDK code, or a throw before tracing).
-				c.closePath(op)
-				*op = openPath{on: true, path: BubblePath{excID: m.ExceptionID, throwerID: -1}}
-				c.nOpen++
-			}
-			if len(op.path.bubbledIDs) < maxPathFrames {
-				op.path.bubbledIDs = append(op.path.bubbledIDs, m.MethodID)
-			} else {
-				op.path.bubbledIDs[maxPathFrames-1] = -1 // stands for "more"
-			}
-		}
-		if len(st) == 0 || st[len(st)-1].method != m.MethodID {
-			c.stacks[tid] = st[:0]
-			return
-		}
-		f := st[len(st)-1]
-		st = st[:len(st)-1]
-		total := int64(m.RelTime - f.start)
-		if total < 0 {
-			total = 0
-		}
-		if id := f.method; id >= 0 && id < maxTimedMethod {
-			for int(id) >= len(c.self) {
-				c.self = append(c.self, 0)
-			}
-			c.self[id] += max(total-f.child, 0)
-		}
-		if len(st) > 0 {
-			st[len(st)-1].child += total
-		}
-		c.stacks[tid] = st
-		if op != nil && op.on && len(st) == 0 {
-			op.path.caughtID = 0
-			c.closePath(op)
-		}
-	case bytefrog.MsgException:
-		// Any path open on the thread was closed above.
-		c.open[tid] = openPath{on: true, path: BubblePath{excID: m.ExceptionID, throwerID: m.MethodID, Line: m.Line}}
-		c.nOpen++
-	}
+}
+
+// open1 opens path p in slot op, whose path is closed, reusing its list
+// of frames (closePath keeps a copy of what it keeps).
+func (c *calls) open1(op *openPath, p BubblePath) {
+	p.bubbledIDs = op.path.bubbledIDs[:0]
+	*op = openPath{on: true, path: p}
+	c.nOpen++
 }
 
 // closePath keeps the path if it is the longest of its exception so far.
@@ -166,10 +146,10 @@ func (c *calls) closePath(op *openPath) {
 // dataBreak drops the stacks and open paths: what came before no longer
 // pairs with what follows.
 func (c *calls) dataBreak() {
-	for i := range c.stacks {
-		c.stacks[i] = c.stacks[i][:0]
-		c.open[i] = openPath{}
+	for i := range c.thr {
+		c.thr[i].stack, c.thr[i].timed, c.thr[i].lost = c.thr[i].stack[:0], 0, false
 	}
+	clear(c.open)
 	c.nOpen = 0
 }
 

@@ -15,9 +15,9 @@ func TestCallsSelfTimeAndPaths(t *testing.T) {
 	}
 	e := st.excs.at(1)
 	e.name, e.mapped = "java.lang.IllegalStateException", true
-	var c calls
+	core := newCore(testCoreConfig(bytefrog.Dialect{Version: bytefrog.Version1}), nil, nil)
 	ev := func(typ bytefrog.MsgType, rel int32, method int32, exc int32, line uint16) {
-		c.event(&bytefrog.Msg{Type: typ, RelTime: rel, MethodID: method, ExceptionID: exc, Line: line, ThreadID: 4})
+		core.event(&bytefrog.Msg{Type: typ, RelTime: rel, MethodID: method, ExceptionID: exc, Line: line, ThreadID: 4})
 	}
 	ev(bytefrog.MsgMethodEntry, 0, 1, 0, 0)  // main
 	ev(bytefrog.MsgMethodEntry, 10, 2, 0, 0) // f
@@ -27,7 +27,7 @@ func TestCallsSelfTimeAndPaths(t *testing.T) {
 	ev(bytefrog.MsgExceptionBubble, 16, 2, 1, 0)
 	ev(bytefrog.MsgMethodExit, 30, 1, 0, 7) // main caught it and returns
 	var r Report
-	c.fill(&r, &st, 10)
+	core.call.fill(&r, &st, 10)
 	self := map[string]int64{}
 	for _, m := range r.TopByTime {
 		self[m.Signature] = m.SelfMs

@@ -14,11 +14,20 @@ import (
 // colThreadState is one thread's cursor into its stream while a block is
 // decoded.
 type colThreadState struct {
-	tid      uint16
-	cols     [colThreadCols][]byte // the rest of each of the thread's columns
+	tid uint16
+	// all holds each of the thread's columns in the block, at how much
+	// of it has been read: offsets, so that reading stores no pointer.
+	all      [colThreadCols][]byte
+	at       [colThreadCols]int
 	lastTime int32
 	stack    []int32
 }
+
+// col returns the unread rest of column j.
+func (th *colThreadState) col(j int) []byte { return th.all[j][th.at[j]:] }
+
+// take marks column j read up to rest, a tail of col(j).
+func (th *colThreadState) take(j int, rest []byte) { th.at[j] = len(th.all[j]) - len(rest) }
 
 // colDecoder reads the blocks of a columnar trace file and hands back the
 // units they hold. It is not safe for concurrent use.
@@ -178,12 +187,12 @@ func (c *colDecoder) sections(p []byte) error {
 		}
 		c.thr = append(c.thr, colThreadState{tid: uint16(tid), stack: c.stackFor(len(c.thr))})
 		th := &c.thr[i]
-		for j := range th.cols {
+		for j := range th.all {
 			var l uint64
 			if l, thr, ok = uvarint(thr); !ok || l > uint64(len(cols[j])) {
 				return c.errf("thread %d: column %d length", i, j)
 			}
-			th.cols[j], cols[j] = cols[j][:l:l], cols[j][l:]
+			th.all[j], th.at[j], cols[j] = cols[j][:l:l], 0, cols[j][l:]
 		}
 	}
 	if len(thr) != 0 {
@@ -264,9 +273,9 @@ func (c *colDecoder) next(u *unit) error {
 			return c.errf("bytes left after the last unit")
 		}
 		for i := range c.thr {
-			for j := range c.thr[i].cols {
-				if len(c.thr[i].cols[j]) != 0 {
-					return c.errf("thread %d: %d bytes left in column %d", c.thr[i].tid, len(c.thr[i].cols[j]), j)
+			for j := range c.thr[i].all {
+				if rest := c.thr[i].col(j); len(rest) != 0 {
+					return c.errf("thread %d: %d bytes left in column %d", c.thr[i].tid, len(rest), j)
 				}
 			}
 		}
@@ -392,6 +401,11 @@ const maxFixed = bytefrog.ExceptionSize
 func (c *colDecoder) events(s *slab, w int) (int, error) {
 	raw := s.raw
 	for c.remEv > 0 {
+		if c.nibbles && c.runLeft > 0 {
+			if w = c.fastEvents(s, w); c.remEv == 0 {
+				break
+			}
+		}
 		order, half := c.order, c.half
 		var slot uint64
 		switch {
@@ -458,15 +472,177 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 	return w, nil
 }
 
+// fastEvents decodes the current unit's events into s from w while they
+// are the common ones, entries and exits whose varints are one byte each,
+// of a block of at most maxNibbleSlots threads, inside the current
+// sequence run, and returns where they end. It stops at the first event
+// it leaves to the general way in events, having taken nothing of it:
+// every way out of the loop comes before the event's columns are moved.
+func (c *colDecoder) fastEvents(s *slab, w int) int {
+	raw := s.raw
+	order, half := c.order, c.half
+	remEv, runLeft, seq := c.remEv, c.runLeft, c.nextSeq
+	exitCP := c.exitCP
+	entrySize, exitSize := int(c.kindSize[colEntry]), int(c.kindSize[colExit])
+	ev := s.ev
+loop:
+	for remEv > 0 && runLeft > 0 && w <= len(raw)-maxFixed && len(order) > 0 && len(ev) < cap(ev) {
+		slot := int(order[0] & 0x0f)
+		if half {
+			slot = int(order[0] >> 4)
+		}
+		if slot == 0 || slot > len(c.thr) {
+			break
+		}
+		th := &c.thr[slot-1]
+		ki := th.at[colKinds]
+		if ki >= len(th.all[colKinds]) {
+			break
+		}
+		code := colKind(th.all[colKinds][ki])
+		k := code &^ colTime
+		rel := th.lastTime
+		ti := th.at[colTimes]
+		if code&colTime != 0 {
+			times := th.all[colTimes]
+			if ti >= len(times) || times[ti] >= 0x80 {
+				break
+			}
+			rel += unzigzag(uint64(times[ti]))
+			ti++
+		}
+		o := (*[maxFixed]byte)(raw[w:])
+		var method int32
+		size := entrySize
+		switch k {
+		case colEntry:
+			m, ok := th.method()
+			if !ok {
+				break loop
+			}
+			n := len(th.stack)
+			if n == cap(th.stack) && n < maxStack {
+				break loop // the general way grows the stack
+			}
+			method = m
+			th.at[colMethods]++
+			if m >= 0x80 {
+				th.at[colMethodsHi]++
+			}
+			o[0] = byte(bytefrog.MsgMethodEntry)
+			binary.BigEndian.PutUint16(o[offField4:], th.tid)
+			if n < maxStack {
+				th.stack = th.stack[:n+1]
+				th.stack[n] = method
+			}
+		case colExit, colExit | colTop:
+			xi, xs := th.at[colExtras], th.all[colExtras]
+			if xi >= len(xs) {
+				break loop
+			}
+			x := uint32(xs[xi])
+			xn := 1
+			if x >= 0x80 { // a line of two or three varint bytes
+				if xi+2 >= len(xs) || exitCP {
+					break loop
+				}
+				x &= 0x7f
+				b1 := uint32(xs[xi+1])
+				x |= (b1 & 0x7f) << 7
+				xn = 2
+				if b1 >= 0x80 {
+					b2 := uint32(xs[xi+2])
+					if b2 > 3 { // lines + 1 are at most 1<<16
+						break loop
+					}
+					x |= b2 << 14
+					xn = 3
+				}
+			}
+			if !exitCP && (x == 0 || x > 1<<16) || exitCP && x > 0xff {
+				break loop
+			}
+			if k == colExit {
+				m, ok := th.method()
+				if !ok {
+					break loop
+				}
+				method = m
+				th.at[colMethods]++
+				if m >= 0x80 {
+					th.at[colMethodsHi]++
+				}
+			} else {
+				n := len(th.stack)
+				if n == 0 {
+					break loop
+				}
+				method = th.stack[n-1]
+			}
+			o[0] = byte(bytefrog.MsgMethodExit)
+			if exitCP {
+				o[offField4] = byte(x)
+				binary.BigEndian.PutUint16(o[offTIDCP:], th.tid)
+			} else {
+				binary.BigEndian.PutUint16(o[offField4:], uint16(x-1))
+				binary.BigEndian.PutUint16(o[offTIDExit:], th.tid)
+			}
+			th.at[colExtras] = xi + xn
+			if n := len(th.stack); n > 0 {
+				th.stack = th.stack[:n-1]
+			}
+			size = exitSize
+		default:
+			break loop
+		}
+		th.at[colKinds], th.at[colTimes], th.lastTime = ki+1, ti, rel
+		binary.BigEndian.PutUint32(o[offRelTime:], uint32(rel))
+		binary.BigEndian.PutUint32(o[offSeq:], uint32(seq))
+		binary.BigEndian.PutUint32(o[offMethod:], uint32(method))
+		ev = ev[:len(ev)+1]
+		ev[len(ev)-1] = event{Seq: seq, Off: uint32(w)}
+		w += size
+		seq++
+		runLeft--
+		remEv--
+		if half {
+			order = order[1:]
+		}
+		half = !half
+	}
+	s.ev = ev
+	c.order, c.half = order, half
+	c.remEv, c.runLeft, c.nextSeq = remEv, runLeft, seq
+	return w
+}
+
+// method peeks at the thread's next method id when it takes at most two
+// bytes (the second in the high column): ids below 1<<14.
+func (th *colThreadState) method() (int32, bool) {
+	mi, lo := th.at[colMethods], th.all[colMethods]
+	if mi >= len(lo) {
+		return 0, false
+	}
+	v := int32(lo[mi])
+	if v < 0x80 {
+		return v, true
+	}
+	hi, h := th.at[colMethodsHi], th.all[colMethodsHi]
+	if hi >= len(h) || h[hi] >= 0x80 {
+		return 0, false
+	}
+	return v&0x7f | int32(h[hi])<<7, true
+}
+
 // fixedEvent decodes thread th's next event, numbered seq, into raw at w,
 // which has room for it. It returns its size, 0 if it does not decode.
 func (c *colDecoder) fixedEvent(th *colThreadState, raw []byte, w int, seq int32) (int, int) {
-	kinds := th.cols[colKinds]
+	kinds := th.col(colKinds)
 	if len(kinds) == 0 {
 		return w, 0
 	}
 	code := colKind(kinds[0])
-	th.cols[colKinds] = kinds[1:]
+	th.take(colKinds, kinds[1:])
 	k := code & colMask
 	size := int(c.kindSize[k])
 	if size == 0 || code&^(colTop|colTime|colMask) != 0 {
@@ -474,13 +650,14 @@ func (c *colDecoder) fixedEvent(th *colThreadState, raw []byte, w int, seq int32
 	}
 	rel := th.lastTime
 	if code&colTime != 0 {
-		t := th.cols[colTimes]
+		t := th.col(colTimes)
 		var d uint64
 		if len(t) > 0 && t[0] < 0x80 {
-			d, th.cols[colTimes] = uint64(t[0]), t[1:]
+			d, t = uint64(t[0]), t[1:]
 		} else {
-			d = c.uv(&th.cols[colTimes])
+			d = c.uv(&t)
 		}
+		th.take(colTimes, t)
 		rel += unzigzag(d)
 		th.lastTime = rel
 	}
@@ -492,14 +669,16 @@ func (c *colDecoder) fixedEvent(th *colThreadState, raw []byte, w int, seq int32
 		}
 		method = uint32(th.stack[n-1])
 	} else {
-		lo := th.cols[colMethods]
+		lo := th.col(colMethods)
 		if len(lo) == 0 {
 			return w, 0
 		}
-		th.cols[colMethods] = lo[1:]
+		th.take(colMethods, lo[1:])
 		v := uint64(lo[0])
 		if v >= 0x80 {
-			v = v&0x7f | c.uv(&th.cols[colMethodsHi])<<7
+			hi := th.col(colMethodsHi)
+			v = v&0x7f | c.uv(&hi)<<7
+			th.take(colMethodsHi, hi)
 			if v > 1<<32-1 {
 				return w, 0
 			}
@@ -507,7 +686,7 @@ func (c *colDecoder) fixedEvent(th *colThreadState, raw []byte, w int, seq int32
 		method = uint32(v)
 	}
 	o := raw[w : w+maxFixed]
-	x := th.cols[colExtras]
+	x := th.col(colExtras)
 	var v uint64
 	if k != colEntry {
 		if len(x) > 0 && x[0] < 0x80 {
@@ -567,7 +746,7 @@ func (c *colDecoder) fixedEvent(th *colThreadState, raw []byte, w int, seq int32
 	if c.bad {
 		return w, 0
 	}
-	th.cols[colExtras] = x
+	th.take(colExtras, x)
 	binary.BigEndian.PutUint32(o[offRelTime:], uint32(rel))
 	binary.BigEndian.PutUint32(o[offSeq:], uint32(seq))
 	binary.BigEndian.PutUint32(o[offMethod:], method)

@@ -164,9 +164,83 @@ func (e *colEncoder) parsed(u *unit, s *slab, ev []event, un []uint32, perr erro
 		e.blob = putUvarint(e.blob, uint64(len(msg)))
 		e.blob = append(e.blob, msg...)
 	}
-	for i := range ev {
-		e.event(raw[ev[i].Off:], ev[i].Seq)
+	e.events(raw, ev)
+}
+
+// events adds the sequenced messages ev of a unit, which lie in raw:
+// entries and exits of threads already in the block, the bulk of a run,
+// in one loop from their bytes; the others through event.
+func (e *colEncoder) events(raw []byte, ev []event) {
+	exitTID, cp := offTIDExit, e.d.Flavor == bytefrog.FlavorCodePulse
+	if cp {
+		exitTID = offTIDCP
 	}
+	n := 0
+	for i := range ev {
+		off := int(ev[i].Off)
+		if off > len(raw)-maxFixed {
+			e.event(raw[off:], ev[i].Seq)
+			continue
+		}
+		h := (*[maxFixed]byte)(raw[off:])
+		var tid uint16
+		switch bytefrog.MsgType(h[0]) {
+		case bytefrog.MsgMethodEntry:
+			tid = binary.BigEndian.Uint16(h[offField4:])
+		case bytefrog.MsgMethodExit:
+			tid = binary.BigEndian.Uint16(h[exitTID:])
+		default:
+			e.event(raw[off:], ev[i].Seq)
+			continue
+		}
+		slot := e.slotOf[tid]
+		if slot == 0 || slot >= 0x80 {
+			e.event(raw[off:], ev[i].Seq)
+			continue
+		}
+		if seq := ev[i].Seq; e.runLen == 0 || seq != e.expect {
+			e.endRun()
+			e.runStart, e.runLen, e.expect = seq, 1, seq+1
+		} else {
+			e.runLen++
+			e.expect++
+		}
+		n++
+		e.order = append(e.order, byte(slot))
+		th := &e.thr[slot-1]
+		rel := int32(binary.BigEndian.Uint32(h[offRelTime:]))
+		method := int32(binary.BigEndian.Uint32(h[offMethod:]))
+		code := byte(colEntry)
+		if h[0] == byte(bytefrog.MsgMethodExit) {
+			code = byte(colExit)
+			if k := len(th.stack); k > 0 && th.stack[k-1] == method {
+				code |= colTop
+			}
+		}
+		if rel != th.lastTime {
+			code |= colTime
+			th.cols[colTimes] = putUvarint(th.cols[colTimes], zigzag(rel-th.lastTime))
+			th.lastTime = rel
+		}
+		th.cols[colKinds] = append(th.cols[colKinds], code)
+		if code&colTop == 0 {
+			th.cols[colMethods], th.cols[colMethodsHi] = putSplit(th.cols[colMethods], th.cols[colMethodsHi],
+				uint64(uint32(method)))
+		}
+		if colKind(code)&colMask == colEntry {
+			if len(th.stack) < maxStack {
+				th.stack = append(th.stack, method)
+			}
+			continue
+		}
+		if cp {
+			th.cols[colExtras] = putUvarint(th.cols[colExtras], uint64(h[offField4])) // the flag's byte as sent
+		} else {
+			th.cols[colExtras] = putUvarint(th.cols[colExtras], uint64(binary.BigEndian.Uint16(h[offField4:]))+1)
+		}
+		th.pop()
+	}
+	e.nev += n
 }
 
 // event adds one sequenced message, which starts b.

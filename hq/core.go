@@ -62,7 +62,10 @@ type core struct {
 	st         stats
 	rep        Report
 	disc       discipline
-	call       calls // self time per method, bubble paths (calls.go)
+	call       calls // threads' calls: nesting, self time, bubble paths (calls.go)
+	// exitSize and exitTID are the size of a MethodExit and its thread
+	// id's offset, in the run's flavour.
+	exitSize, exitTID int
 
 	// control connection
 	ctlBuf    []byte // bytes of an incomplete control message
@@ -95,6 +98,10 @@ func newCore(cc coreConfig, procs []Processor, live hooks) *core {
 		}
 	}
 	c.v.Init(nil, cc.dialect)
+	c.exitSize, c.exitTID = bytefrog.MethodExitSize, offTIDExit
+	if cc.dialect.Flavor == bytefrog.FlavorCodePulse {
+		c.exitSize, c.exitTID = bytefrog.MethodExitCodePulseSize, offTIDCP
+	}
 	c.onUnmapped = c.firstUnmapped
 	return c
 }
@@ -385,21 +392,6 @@ func (c *core) route(conn uint16, raw []byte) {
 		return
 	}
 	for _, p := range c.procs {
-		p.Message(m)
-	}
-}
-
-// emit releases one sequenced event, which lies in s.
-func (c *core) emit(s *slab, raw []byte) {
-	m := &c.m
-	if !c.v.Load(m, raw) { // cannot happen: the parser framed it
-		c.note(fmt.Sprintf("event at seq %d does not parse again", c.next))
-		return
-	}
-	c.st.event(m, s, c.onUnmapped)
-	c.disc.event(m, &c.rep)
-	c.call.event(m)
-	for _, p := range c.evs {
 		p.Message(m)
 	}
 }

@@ -30,12 +30,11 @@ type window struct {
 // number: that each thread's calls nest (an exit or bubble leaves the method
 // last entered on its thread, a throw happens in it), and that no event is
 // stamped inside a window in which HQ had told the agent not to collect.
-// A data break drops the stacks: what came before it no longer counts.
+// A data break drops the stacks: what came before it no longer counts. The
+// stacks are the threads' calls (calls.go), which the call timing shares;
+// events.go checks each event against them.
 type discipline struct {
-	stacks  [][]int32 // by thread id; nil when not kept (too deep)
-	lost    []bool    // by thread id: stack not kept until the next break
-	nLost   int       // threads lost, so that most events need not look
-	startAt int64     // HQ time Start was sent; -1 until then
+	startAt int64 // HQ time Start was sent; -1 until then
 	windows []window
 	open    int              // index of the open window, -1 when none
 	pending bytefrog.MsgType // Suspend, Pause or Stop sent, not yet taken; 0 when none
@@ -82,68 +81,6 @@ func (d *discipline) heartbeat(m bytefrog.Mode, at int64) {
 	d.open = len(d.windows)
 	d.windows = append(d.windows, window{cmd: d.pending, start: at, end: -1})
 	d.pending = 0
-}
-
-// dataBreak drops every thread's stack.
-func (d *discipline) dataBreak() {
-	for i := range d.stacks {
-		d.stacks[i] = d.stacks[i][:0]
-	}
-	clear(d.lost)
-	d.nLost = 0
-}
-
-// event checks one released event, adding findings to r.
-func (d *discipline) event(m *bytefrog.Msg, r *Report) {
-	switch m.Type {
-	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
-	case bytefrog.MsgMarker:
-		if len(d.windows) > 0 {
-			d.timed(m, r) // markers and log records are collected too
-		}
-		return
-	default:
-		return
-	}
-	if len(d.windows) > 0 { // else no event can be stamped inside one
-		d.timed(m, r)
-	}
-	tid := int(m.ThreadID)
-	for len(d.stacks) <= tid {
-		d.stacks = append(d.stacks, nil)
-		d.lost = append(d.lost, false)
-	}
-	if d.nLost > 0 && d.lost[tid] {
-		return
-	}
-	st := d.stacks[tid]
-	switch m.Type {
-	case bytefrog.MsgMethodEntry:
-		if len(st) == maxStackDepth {
-			d.lost[tid] = true
-			d.nLost++
-			d.stacks[tid] = st[:0]
-			r.DeepStacks++
-			return
-		}
-		d.stacks[tid] = append(st, m.MethodID)
-	case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
-		if len(st) == 0 {
-			// Entered before tracing began, or before the last break.
-			r.UnmatchedExits++
-			return
-		}
-		if top := st[len(st)-1]; top != m.MethodID {
-			d.finding(r, &r.StackFaults, &d.listed.stack, fmt.Sprintf("seq %d thread %d: %s of method %d while method %d is the innermost call",
-				m.Seq, m.ThreadID, m.Type, m.MethodID, top))
-		}
-		d.stacks[tid] = st[:len(st)-1]
-	case bytefrog.MsgException:
-		if len(st) > 0 && st[len(st)-1] != m.MethodID {
-			d.finding(r, &r.StackFaults, &d.listed.stack, fmt.Sprintf("seq %d thread %d: exception thrown in method %d while method %d is the innermost call",
-				m.Seq, m.ThreadID, m.MethodID, st[len(st)-1]))
-		}
-	}
 }
 
 // timed checks an event's timestamp against the windows HQ drove.

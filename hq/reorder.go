@@ -130,10 +130,7 @@ func (o *reorder) advance() {
 		case fromHeap:
 			e := o.pop()
 			o.held--
-			o.releaseOne(e.s, e.s.raw[e.Off:])
-			if len(o.c.blks) > 0 {
-				o.c.block(e.s, []event{e.event})
-			}
+			o.releaseOne(e.s, e.event)
 			o.release(e.s)
 		case q != nil:
 			o.releaseFrom(q)
@@ -179,41 +176,78 @@ func (o *reorder) findNext() (*source, bool) {
 }
 
 // releaseFrom releases the events of q's head while they are next in
-// sequence.
+// sequence: each run of them up to the next data break in one go.
 func (o *reorder) releaseFrom(q *source) {
+	c := o.c
 	for !q.empty() {
 		seg := &q.segs[q.h]
 		ev := seg.ev
-		raw := seg.s.raw
-		i, from := 0, 0
-		for i < len(ev) && ev[i].Seq == o.next {
-			if len(o.c.blks) > 0 && i > from && len(o.breaks) > 0 && o.breaks[0] == o.next {
-				o.c.block(seg.s, ev[from:i]) // the break goes between
-				from = i
+		n := consecutive(ev, o.next)
+		for i := 0; i < n; {
+			j := n
+			if len(o.breaks) > 0 {
+				d := int(int32(o.breaks[0] - o.next))
+				if d == 0 {
+					c.deliverBreak(o.next)
+					o.breaks = o.breaks[1:]
+					continue
+				}
+				if d > 0 && d < j-i {
+					j = i + d // the break goes between
+				}
 			}
-			o.releaseOne(seg.s, raw[ev[i].Off:])
-			i++
+			c.events(seg.s, ev[i:j])
+			if len(c.blks) > 0 {
+				c.block(seg.s, ev[i:j])
+			}
+			o.next += int32(j - i)
+			i = j
 		}
-		if len(o.c.blks) > 0 && i > from {
-			o.c.block(seg.s, ev[from:i])
-		}
-		o.held -= i
-		if i < len(ev) {
-			seg.ev = ev[i:]
+		o.held -= n
+		if n < len(ev) {
+			seg.ev = ev[n:]
 			return
 		}
 		o.popSeg(q)
 	}
 }
 
+// consecutive returns how many events at the front of ev carry the numbers
+// next, next+1, …. A queue's segment is strictly ascending (enqueue), so
+// event i carries next+i exactly when every one before it does too: a
+// binary search finds the end of the run.
+func consecutive(ev []event, next int32) int {
+	if len(ev) == 0 || ev[0].Seq != next {
+		return 0
+	}
+	last := len(ev) - 1
+	if ev[last].Seq-next == int32(last) {
+		return len(ev)
+	}
+	lo, hi := 0, last // ev[lo] is in the run, ev[hi] is not
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		if ev[mid].Seq-next == int32(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo + 1
+}
+
 // releaseOne delivers the data breaks due before the next event, then the
 // event, which lies in s.
-func (o *reorder) releaseOne(s *slab, raw []byte) {
+func (o *reorder) releaseOne(s *slab, e event) {
 	if len(o.breaks) > 0 && o.breaks[0] == o.next {
 		o.c.deliverBreak(o.next)
 		o.breaks = o.breaks[1:]
 	}
-	o.c.emit(s, raw)
+	one := [1]event{e}
+	o.c.events(s, one[:])
+	if len(o.c.blks) > 0 {
+		o.c.block(s, []event{e})
+	}
 	o.next++
 }
 
@@ -338,7 +372,6 @@ func (c *core) dataBreak(seq int32) {
 
 func (c *core) deliverBreak(seq int32) {
 	c.rep.DataBreaks = appendCapped(c.rep.DataBreaks, seq)
-	c.disc.dataBreak()
 	c.call.dataBreak()
 	for _, p := range c.procs {
 		p.DataBreak(seq)

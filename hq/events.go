@@ -1,0 +1,247 @@
+package hq
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
+)
+
+// The core's work per released event. A run of events released together
+// (consecutive numbers, one slab, no data break between them) goes through
+// events in one loop: the common events, an entry or an exit of the
+// innermost call while no exception path is open and no mode window was
+// opened, are counted, checked and timed right there, from their bytes,
+// against the thread's one stack (calls.go), then handed to the
+// processors that take single events, if any. Every other event goes through event, which does the same
+// work and all the rest from the decoded message. Both make the same
+// findings in the same order.
+
+// Offsets of the fields events reads; every method event starts with
+// i32 relTime, i32 seq, i32 methodId.
+const (
+	evTime   = 1
+	evSeq    = 5
+	evMethod = 9
+	evTID    = 13 // MethodEntry
+	evFlagCP = 13 // MethodExit (Code Pulse): exceptionThrown
+)
+
+// events processes evs, which lie in s, in order.
+func (c *core) events(s *slab, evs []event) {
+	raw := s.raw
+	st := &c.st
+	cl := &c.call
+	dense := st.methods.dense
+	exitSize, exitTID := c.exitSize, c.exitTID
+	var entries, exits int64
+	fast := c.fastOK()
+	for i := range evs {
+		b := raw[evs[i].Off:]
+		if !fast || len(b) < maxFixed {
+			goto slow
+		}
+		switch bytefrog.MsgType(b[0]) {
+		case bytefrog.MsgMethodEntry:
+			h := (*[maxFixed]byte)(b)
+			method := int32(binary.BigEndian.Uint32(h[evMethod:]))
+			tid := binary.BigEndian.Uint16(h[evTID:])
+			if uint32(method) >= uint32(len(dense)) || !dense[method].mapped || int(tid) >= len(cl.thr) ||
+				st.checkThreads && st.threads[tid>>6]&(1<<(tid&63)) == 0 {
+				goto slow
+			}
+			th := &cl.thr[tid]
+			n := len(th.stack)
+			if th.lost || n == cap(th.stack) || n >= maxStackDepth || n-th.timed >= maxTimedDepth {
+				goto slow // (the general way grows the stack)
+			}
+			dense[method].n1++
+			entries++
+			th.stack = th.stack[:n+1]
+			th.stack[n] = frame{method: method, start: int32(binary.BigEndian.Uint32(h[evTime:]))}
+			if len(c.evs) > 0 {
+				c.deliver(b)
+			}
+			continue
+		case bytefrog.MsgMethodExit:
+			h := (*[maxFixed]byte)(b)
+			method := int32(binary.BigEndian.Uint32(h[evMethod:]))
+			tid := binary.BigEndian.Uint16(h[exitTID:])
+			if exitSize == bytefrog.MethodExitCodePulseSize && h[evFlagCP] != 0 || // exceptionThrown
+				uint32(method) >= uint32(len(dense)) || !dense[method].mapped || int(tid) >= len(cl.thr) ||
+				st.checkThreads && st.threads[tid>>6]&(1<<(tid&63)) == 0 {
+				goto slow
+			}
+			th := &cl.thr[tid]
+			n := len(th.stack)
+			if th.lost || n <= th.timed || th.stack[n-1].method != method || uint32(method) >= uint32(len(cl.self)) {
+				goto slow
+			}
+			f := th.stack[n-1]
+			th.stack = th.stack[:n-1]
+			total := max(int64(int32(binary.BigEndian.Uint32(h[evTime:]))-f.start), 0)
+			cl.self[method] += max(total-f.child, 0)
+			if n-1 > th.timed {
+				th.stack[n-2].child += total
+			}
+			exits++
+			if len(c.evs) > 0 {
+				c.deliver(b)
+			}
+			continue
+		}
+	slow:
+		c.flushCounts(entries, exits)
+		entries, exits = 0, 0
+		c.emit(s, b)
+		dense = st.methods.dense
+		fast = c.fastOK()
+	}
+	c.flushCounts(entries, exits)
+}
+
+// flushCounts adds the entries and exits events took on its fast path.
+func (c *core) flushCounts(entries, exits int64) {
+	c.st.counts[bytefrog.MsgMethodEntry] += entries
+	c.st.counts[bytefrog.MsgMethodExit] += exits
+	c.st.sequenced += entries + exits
+}
+
+// fastOK reports whether events may take entries and exits on its fast
+// path: no exception path is open and no mode window was opened.
+func (c *core) fastOK() bool {
+	return c.call.nOpen == 0 && len(c.disc.windows) == 0
+}
+
+// deliver hands an event events took on its fast path to the processors
+// that take single events.
+func (c *core) deliver(b []byte) {
+	m := &c.m
+	if !c.v.Load(m, b) { // cannot happen: the parser framed it
+		return
+	}
+	for _, p := range c.evs {
+		p.Message(m)
+	}
+}
+
+// emit releases one sequenced event, which lies in s, the general way.
+func (c *core) emit(s *slab, raw []byte) {
+	m := &c.m
+	if !c.v.Load(m, raw) { // cannot happen: the parser framed it
+		c.note(fmt.Sprintf("event at seq %d does not parse again", c.next))
+		return
+	}
+	c.st.event(m, s, c.onUnmapped)
+	c.event(m)
+	for _, p := range c.evs {
+		p.Message(m)
+	}
+}
+
+// event checks and times one released event against its thread's calls.
+func (c *core) event(m *bytefrog.Msg) {
+	d, r := &c.disc, &c.rep
+	switch m.Type {
+	case bytefrog.MsgMethodEntry, bytefrog.MsgMethodExit, bytefrog.MsgException, bytefrog.MsgExceptionBubble:
+	case bytefrog.MsgMarker:
+		if len(d.windows) > 0 {
+			d.timed(m, r) // markers and log records are collected too
+		}
+		return
+	default:
+		return
+	}
+	if len(d.windows) > 0 { // else no event can be stamped inside one
+		d.timed(m, r)
+	}
+	cl := &c.call
+	th := cl.thread(m.ThreadID)
+	var op *openPath // nil: no path open on this thread
+	if cl.nOpen > 0 {
+		op = cl.path(m.ThreadID)
+		if op.on && m.Type != bytefrog.MsgExceptionBubble {
+			// The exception stopped: the frame it reached caught it.
+			if n := len(th.stack); n > th.timed {
+				op.path.caughtID = th.stack[n-1].method
+			}
+			cl.closePath(op)
+		}
+	}
+	switch m.Type {
+	case bytefrog.MsgMethodEntry:
+		if !th.lost && len(th.stack) == maxStackDepth {
+			// Too deep to check: the thread is given up until the next
+			// break, and only the calls the timing follows are kept.
+			th.lost = true
+			r.DeepStacks++
+			n := copy(th.stack, th.stack[th.timed:])
+			th.stack, th.timed = th.stack[:n], 0
+		}
+		if len(th.stack)-th.timed == maxTimedDepth { // the timing starts over
+			if th.lost {
+				th.stack = th.stack[:0]
+			} else {
+				th.timed = len(th.stack)
+			}
+		}
+		th.stack = append(th.stack, frame{method: m.MethodID, start: m.RelTime})
+	case bytefrog.MsgMethodExit, bytefrog.MsgExceptionBubble:
+		if m.Type == bytefrog.MsgExceptionBubble {
+			op = cl.path(m.ThreadID)
+			if !op.on || op.path.excID != m.ExceptionID {
+				// Thrown where no probe saw it (JDK code, or a throw before tracing).
+				cl.closePath(op)
+				cl.open1(op, BubblePath{excID: m.ExceptionID, throwerID: -1})
+			}
+			if len(op.path.bubbledIDs) < maxPathFrames {
+				op.path.bubbledIDs = append(op.path.bubbledIDs, m.MethodID)
+			} else {
+				op.path.bubbledIDs[maxPathFrames-1] = -1 // stands for "more"
+			}
+		}
+		n := len(th.stack)
+		timed := n > th.timed && th.stack[n-1].method == m.MethodID
+		if timed {
+			f := th.stack[n-1]
+			total := max(int64(m.RelTime-f.start), 0)
+			cl.addSelf(f.method, max(total-f.child, 0))
+			if n-1 > th.timed {
+				th.stack[n-2].child += total
+			}
+		}
+		switch {
+		case th.lost:
+			// Only the timing's calls are kept: an exit that does not
+			// match makes it start over.
+			if !timed {
+				th.stack = th.stack[:0]
+				return
+			}
+		case n == 0:
+			// Entered before tracing began, or before the last break.
+			r.UnmatchedExits++
+			return
+		default:
+			if top := th.stack[n-1].method; top != m.MethodID {
+				d.finding(r, &r.StackFaults, &d.listed.stack, fmt.Sprintf("seq %d thread %d: %s of method %d while method %d is the innermost call",
+					m.Seq, m.ThreadID, m.Type, m.MethodID, top))
+			}
+			if !timed {
+				th.timed = n - 1 // the timing starts over
+			}
+		}
+		th.stack = th.stack[:n-1]
+		if timed && op != nil && op.on && n-1 == th.timed {
+			op.path.caughtID = 0
+			cl.closePath(op)
+		}
+	case bytefrog.MsgException:
+		if n := len(th.stack); !th.lost && n > 0 && th.stack[n-1].method != m.MethodID {
+			d.finding(r, &r.StackFaults, &d.listed.stack, fmt.Sprintf("seq %d thread %d: exception thrown in method %d while method %d is the innermost call",
+				m.Seq, m.ThreadID, m.MethodID, th.stack[n-1].method))
+		}
+		// Any path open on the thread was closed above.
+		cl.open1(cl.path(m.ThreadID), BubblePath{excID: m.ExceptionID, throwerID: m.MethodID, Line: m.Line})
+	}
+}
