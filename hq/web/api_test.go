@@ -368,6 +368,15 @@ func TestTimelineExceptionsMarkers(t *testing.T) {
 		Pending [][7]int64 `json:"pending"`
 		Open    [][4]int64 `json:"open"`
 	}
+	// The markers came last: once HQ has them all, every span has settled
+	// as far as these events let it, and a later read adds none.
+	e.waitData("every event", func() bool {
+		var mk struct {
+			Total uint64 `json:"total"`
+		}
+		e.get(fmt.Sprintf("/api/runs/%d/markers?from=oldest", key), &mk)
+		return mk.Total == 7
+	})
 	var tl tlJSON
 	e.waitData("the spans", func() bool {
 		e.get(fmt.Sprintf("/api/runs/%d/timeline?since=0", key), &tl)
