@@ -44,7 +44,8 @@ public final class Probe {
 	static int epoch = -1;
 
 	/**
-	 * The tracing generation: it changes each time the probes turn on. A
+	 * The tracing generation: it changes each time the probes turn on
+	 * again (a tracing epoch after the first the tick thread saw). A
 	 * buffer still holding events of an earlier generation (recorded before
 	 * a stop or suspend, never handed over) drops them.
 	 */
@@ -314,9 +315,12 @@ public final class Probe {
 				if (t && ep != epoch) {
 					// A new tracing epoch, even when this thread never saw
 					// the suspend or stop between it and the last one:
-					// what the buffers hold from before is not of it.
+					// what the buffers hold from before is not of it. The
+					// first one finds them empty (the agent sets epoch when
+					// it turns the probes on at VM start).
+					if (epoch != -1)
+						gen++;
 					epoch = ep;
-					gen++;
 					on = true;
 				} else if (!t && on) {
 					on = false;
