@@ -88,24 +88,27 @@ public final class Probe {
 		return b;
 	}
 
+	// enter and exit stay within C2's and C1's MaxInlineSize (35 bytes of
+	// bytecode), so that the JIT inlines them at every call site, not only
+	// at hot ones: the thread lookup and the append are in record.
+
 	public static void enter(int id) {
 		long t = now;
-		if (t == OFF)
-			return;
-		Buf b = buf();
-		if (b == null)
-			return;
-		b.put(t, (long) id << 8 | ENTRY);
+		if (t != OFF)
+			record(t, (long) id << 8); // | ENTRY, which is 0
 	}
 
 	public static void exit(int id, int line) {
 		long t = now;
-		if (t == OFF)
-			return;
+		if (t != OFF)
+			record(t, (long) (line & 0xFFFF) << 48 | (long) id << 8 | EXIT);
+	}
+
+	/** record appends the event word w at time t (a value of now). */
+	static void record(long t, long w) {
 		Buf b = buf();
-		if (b == null)
-			return;
-		b.put(t, (long) (line & 0xFFFF) << 48 | (long) id << 8 | EXIT);
+		if (b != null)
+			b.put(t, w);
 	}
 
 	public static void thrown(Throwable t, int id, int line) {
