@@ -166,9 +166,12 @@
 // that takes the native path (log0) first hands over the thread's probe
 // buffer when it holds JUL records (with jul_order=on, when it holds
 // anything), and the C API buffers then go before its next probe buffer. The tick
-// thread keeps the probes' millisecond clock and Probe.on (tadpole_tracing),
-// and retransforms the loaded classes when HQ's class filters change;
-// Agent_OnAttach retransforms them before it returns.
+// thread keeps the probes' one word, Probe.now (the millisecond clock while
+// tadpole_tracing, OFF while not), starts a new generation at each new
+// tracing epoch of the C API (buffers drop what earlier ones left), and
+// retransforms the loaded classes when HQ's class filters change;
+// Agent_OnAttach retransforms them before it returns. A buffer handed over
+// while the agent does not trace is dropped.
 //
 // # Management endpoint
 //

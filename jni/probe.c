@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "jvmhost.h"
+#include "recorder.h"
 #include "tpjc.h"
 #include "tpjp.h"
 #include "_cgo_export.h"
@@ -42,7 +43,7 @@ static atomic_int tpj_sites_only;
 
 static jclass tpj_probe_class; /* global ref */
 static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
-static jfieldID tpj_probe_on;
+static jfieldID tpj_probe_on, tpj_probe_now, tpj_probe_tick, tpj_probe_epoch;
 static jfieldID tpj_probe_hot; /* Probe.HOT, the Buf per thread id slot */
 static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid, tpj_buf_gen, tpj_probe_gen, tpj_buf_last;
 /* 1 when the loaded classes are to be retransformed (HQ's filters changed). */
@@ -437,6 +438,8 @@ static void JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlongArray a, jint 
 		tpj_my_flushed = 1;
 		tpj_my_logged = 0;
 	}
+	if (!tadpole_tracing())
+		n = 0; /* as tpj_flush_buf: not collecting now */
 	tpj_jul_src = tpj_my_buf; /* its JUL records' chars go along */
 	tpj_flush_array(env, a, n, tid, 0);
 }
@@ -502,10 +505,19 @@ void tpj_probe_sites_live(JNIEnv *env) {
 	(*env)->SetStaticIntField(env, tpj_probe_class, tpj_probe_site_gen, g);
 }
 
+/* tpj_epoch_bits is what state0 says of the C API's mode, epoch the value
+ * of tp_epoch: bit 0 tracing, bits 2-31 the count of its mode changes
+ * (Probe.epoch), which tells the tick thread of a suspend or stop it never
+ * saw. */
+static jint tpj_epoch_bits(uint32_t epoch) {
+	return (jint)(((epoch >> 8) & 0x3FFFFFFFu) << 2 | (TP_EPOCH_MODE(epoch) == TP_MODE_TRACING ? 1u : 0u));
+}
+
 static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
 	(void)cls;
 	tpj_probe_sites_live(env);
-	int tracing = tadpole_tracing();
+	jint bits = tpj_epoch_bits(atomic_load(&tp_epoch));
+	int tracing = bits & 1;
 	if (tracing)
 		tpj_jul_idle(env); /* JUL records of threads that went quiet */
 	if (tracing && atomic_load(&tpj_hook_on) && !atomic_load(&tpj_methods_on)) {
@@ -515,7 +527,7 @@ static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
 		tpj_enable_hook();
 		atomic_store(&tpj_retransform_wanted, 1);
 	}
-	return (tracing ? 1 : 0) | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
+	return bits | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
 }
 
 void tpj_probe_want_retransform(void) { atomic_store(&tpj_retransform_wanted, 1); }
@@ -597,6 +609,11 @@ static void tpj_flush_buf(JNIEnv *env, jobject buf) {
 	jint n = (*env)->GetIntField(env, buf, tpj_buf_n);
 	if ((*env)->GetIntField(env, buf, tpj_buf_gen) != (*env)->GetStaticIntField(env, tpj_probe_class, tpj_probe_gen))
 		n = 0; /* events of an earlier tracing generation: not this run's */
+	if (!tadpole_tracing())
+		n = 0; /* suspended, paused or stopped: what the buffer holds would be
+		        * dropped by the next generation anyway, and its last events
+		        * may be stamped after the agent stopped collecting (the
+		        * tick thread turns the probes off up to a tick late) */
 	jlong tid = (*env)->GetLongField(env, buf, tpj_buf_tid);
 	(*env)->SetIntField(env, buf, tpj_buf_n, 0);
 	(*env)->SetLongField(env, buf, tpj_buf_last, -1); /* the next event writes a time word first */
@@ -638,6 +655,19 @@ static void tpj_enable_hook(void) {
 		(*tpj_jvmti)->SetEventNotificationMode(tpj_jvmti, JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
 }
 
+/* tpj_probe_turn_on turns the probes on when the agent traces, in the
+ * tracing epoch it is in (Probe.epoch): Probe's fields are bound, the tick
+ * thread not started yet. */
+static void tpj_probe_turn_on(JNIEnv *env) {
+	jint bits = tpj_epoch_bits(atomic_load(&tp_epoch));
+	if (!(bits & 1))
+		return;
+	(*env)->SetStaticIntField(env, tpj_probe_class, tpj_probe_epoch, bits >> 2);
+	(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_TRUE);
+	jlong ms = (*env)->GetStaticLongField(env, tpj_probe_class, tpj_probe_tick);
+	(*env)->SetStaticLongField(env, tpj_probe_class, tpj_probe_now, ms);
+}
+
 int tpj_probe_begin(JNIEnv *env, int started) {
 	if (!atomic_load(&tpj_hook_on))
 		return -1;
@@ -669,6 +699,9 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 			return -1;
 		}
 		tpj_probe_on = (*env)->GetStaticFieldID(env, c, "on", "Z");
+		tpj_probe_now = (*env)->GetStaticFieldID(env, c, "now", "J");
+		tpj_probe_tick = (*env)->GetStaticFieldID(env, c, "tick", "J");
+		tpj_probe_epoch = (*env)->GetStaticFieldID(env, c, "epoch", "I");
 		tpj_buf_a = (*env)->GetFieldID(env, buf, "a", "[J");
 		tpj_buf_n = (*env)->GetFieldID(env, buf, "n", "I");
 		tpj_buf_tid = (*env)->GetFieldID(env, buf, "tid", "J");
@@ -680,7 +713,8 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 			tpj_exc(env); /* no call sites: sources from the stack */
 		tpj_probe_hot = (*env)->GetStaticFieldID(env, c, "HOT", "[Lio/tadpole/Probe$Buf;");
 		tpj_jul_fields(env, c, buf); /* JUL records in the buffers: optional */
-		if (tpj_probe_on == NULL || tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
+		if (tpj_probe_on == NULL || tpj_probe_now == NULL || tpj_probe_tick == NULL || tpj_probe_epoch == NULL ||
+		    tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
 		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL || tpj_probe_hot == NULL) {
 			tpj_exc(env);
 			tpj_warn("io.tadpole.Probe lacks its fields: methods are not traced");
@@ -689,6 +723,10 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		tpj_probe_class = (jclass)(*env)->NewGlobalRef(env, c);
 		if (tpjGoProbeConverter() != 0)
 			tpj_warn("no probe converter: traced threads convert their own events");
+		/* The probes turn on before the tick thread starts: else its first
+		 * look would find a tracing epoch it has not seen and start a new
+		 * generation, dropping what the threads recorded meanwhile. */
+		tpj_probe_turn_on(env);
 		jmethodID start = (*env)->GetStaticMethodID(env, c, "start", "()Ljava/lang/Thread;");
 		if (start == NULL) {
 			tpj_exc(env);
@@ -716,8 +754,6 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		atomic_store(&tpj_sites_only, 1);
 	if (started || atomic_load(&tpj_sites_only))
 		tpj_enable_hook();
-	if (tadpole_tracing())
-		(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_TRUE);
 	return 0;
 }
 
@@ -771,7 +807,10 @@ void tpj_probe_thread_end(JNIEnv *env) {
 void tpj_probe_death(JNIEnv *env) {
 	if (!atomic_load(&tpj_probe_bound))
 		return;
+	/* on, then the probes' word: the tick thread, which sets the word while
+	 * on, looks at on again after (Probe.Tick). */
 	(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_FALSE);
+	(*env)->SetStaticLongField(env, tpj_probe_class, tpj_probe_now, (jlong)INT64_MIN);
 	tpj_jul_death(env); /* JUL records take the native path from now on */
 	tadpole_flush(); /* the threads' names and log records first */
 	tpj_q_drain(); /* then what waits for the converter */
@@ -983,7 +1022,7 @@ static void tpj_jul_death(JNIEnv *env) {
 /* Top frames looked at for the agent's. */
 #define TPJ_IDLE_FRAMES 24
 
-static jfieldID tpj_buf_first, tpj_buf_owner, tpj_probe_tick;
+static jfieldID tpj_buf_first, tpj_buf_owner;
 static int64_t tpj_idle_last; /* tick of the last scan; the tick thread's */
 static int tpj_idle_off;      /* 1: cannot suspend or lacks fields */
 
@@ -1052,14 +1091,13 @@ static int tpj_idle_flush(JNIEnv *env, jobject buf, struct tpj_pbuf *b) {
 static void tpj_jul_idle(JNIEnv *env) {
 	if (tpj_idle_off || tpj_buf_nc == NULL || atomic_load_explicit(&tpj_q_fd, memory_order_relaxed) < 0)
 		return;
-	if (tpj_probe_tick == NULL) {
+	if (tpj_buf_owner == NULL) {
 		jclass buf = (*env)->FindClass(env, "io/tadpole/Probe$Buf");
 		jvmtiCapabilities have;
 		memset(&have, 0, sizeof have);
 		if (buf == NULL || (*tpj_jvmti)->GetCapabilities(tpj_jvmti, &have) != JVMTI_ERROR_NONE || !have.can_suspend ||
 		    (tpj_buf_first = (*env)->GetFieldID(env, buf, "first", "J")) == NULL ||
-		    (tpj_buf_owner = (*env)->GetFieldID(env, buf, "owner", "Ljava/lang/Thread;")) == NULL ||
-		    (tpj_probe_tick = (*env)->GetStaticFieldID(env, tpj_probe_class, "tick", "J")) == NULL) {
+		    (tpj_buf_owner = (*env)->GetFieldID(env, buf, "owner", "Ljava/lang/Thread;")) == NULL) {
 			tpj_exc(env);
 			tpj_idle_off = 1;
 		}

@@ -11,20 +11,41 @@ package io.tadpole;
  * ({@code ms << 8 | TIME}) goes first whenever the millisecond tick changed.
  * A full buffer crosses JNI once (flush0), as does one whose events are
  * AGE ms old when the thread records again; the agent flushes the rest at
- * thread end and at VM death. With tracing off, a probe is one static read.
- * The probes never throw.
+ * thread end and at VM death. A probe reads one volatile word, NOW: the
+ * millisecond tick while tracing, OFF while not; with tracing off that read
+ * is all it does. The probes never throw.
  */
 public final class Probe {
 	private Probe() {}
 
-	/** True while the agent records: the one branch of an idle probe. */
+	/** True while the agent records (NOW is not OFF then). */
 	public static volatile boolean on;
 
 	/** Milliseconds of System.nanoTime, kept by the tick thread. */
 	static volatile long tick = System.nanoTime() / 1000000L;
 
+	/** The value of NOW while tracing is off. */
+	static final long OFF = Long.MIN_VALUE;
+
 	/**
-	 * The tracing generation: it changes each time the probes turn on. A
+	 * The probes' one read: tick while on, OFF while off. Whoever turns
+	 * the probes on sets on, then NOW; whoever turns them off sets on, then
+	 * NOW to OFF (the tick thread sets NOW while on, then looks at on
+	 * again).
+	 */
+	static volatile long now = OFF;
+
+	/**
+	 * The tracing epoch of the agent (state0) that gen was last raised
+	 * for, so that a suspend or stop shorter than the tick thread's sleep
+	 * (or one it slept through, busy retransforming) still starts a new
+	 * generation. The tick thread's own.
+	 */
+	static int epoch = -1;
+
+	/**
+	 * The tracing generation: it changes each time the probes turn on
+	 * again (a tracing epoch after the first the tick thread saw). A
 	 * buffer still holding events of an earlier generation (recorded before
 	 * a stop or suspend, never handed over) drops them.
 	 */
@@ -67,26 +88,31 @@ public final class Probe {
 		return b;
 	}
 
+	// enter and exit stay within C2's and C1's MaxInlineSize (35 bytes of
+	// bytecode), so that the JIT inlines them at every call site, not only
+	// at hot ones: the thread lookup and the append are in record.
+
 	public static void enter(int id) {
-		if (!on)
-			return;
-		Buf b = buf();
-		if (b == null)
-			return;
-		b.put((long) id << 8 | ENTRY);
+		long t = now;
+		if (t != OFF)
+			record(t, (long) id << 8); // | ENTRY, which is 0
 	}
 
 	public static void exit(int id, int line) {
-		if (!on)
-			return;
+		long t = now;
+		if (t != OFF)
+			record(t, (long) (line & 0xFFFF) << 48 | (long) id << 8 | EXIT);
+	}
+
+	/** record appends the event word w at time t (a value of now). */
+	static void record(long t, long w) {
 		Buf b = buf();
-		if (b == null)
-			return;
-		b.put((long) (line & 0xFFFF) << 48 | (long) id << 8 | EXIT);
+		if (b != null)
+			b.put(t, w);
 	}
 
 	public static void thrown(Throwable t, int id, int line) {
-		if (!on)
+		if (now == OFF)
 			return;
 		try {
 			long e = type(t);
@@ -101,7 +127,7 @@ public final class Probe {
 
 	public static void bubble(Throwable t, int id) {
 		siteEnd(); // a log call that threw out of this frame
-		if (!on)
+		if (now == OFF)
 			return;
 		try {
 			long e = type(t);
@@ -269,8 +295,12 @@ public final class Probe {
 		}
 
 		void put(long v) {
+			put(tick, v);
+		}
+
+		/** put appends v at time t (a value of NOW, not OFF). */
+		void put(long t, long v) {
 			int i = n;
-			long t = tick;
 			if (t != last || i > SIZE - 2)
 				i = room(t, i);
 			a[i] = v;
@@ -387,13 +417,32 @@ public final class Probe {
 		@Override
 		public void run() {
 			for (;;) {
-				tick = System.nanoTime() / 1000000L;
 				int st = state0();
+				// The clock after the state: a tick thread starved between
+				// the two must not stamp events of a tracing epoch with a
+				// time from before it began.
+				long ms = System.nanoTime() / 1000000L;
+				tick = ms;
 				boolean t = (st & 1) != 0;
-				if (t != on) {
-					if (t)
+				int ep = st >>> 2;
+				if (t && ep != epoch) {
+					// A new tracing epoch, even when this thread never saw
+					// the suspend or stop between it and the last one:
+					// what the buffers hold from before is not of it. The
+					// first one finds them empty (the agent sets epoch when
+					// it turns the probes on at VM start).
+					if (epoch != -1)
 						gen++;
-					on = t;
+					epoch = ep;
+					on = true;
+				} else if (!t && on) {
+					on = false;
+					now = OFF;
+				}
+				if (on) {
+					now = ms;
+					if (!on) // the agent turned the probes off meanwhile (VM death)
+						now = OFF;
 				}
 				if ((st & 2) != 0)
 					retransform0();
@@ -430,7 +479,10 @@ public final class Probe {
 
 	static native int excType0(String name);
 
-	/** state0: bit 0 tracing, bit 1 loaded classes are to be retransformed. */
+	/**
+	 * state0: bit 0 tracing, bit 1 loaded classes are to be retransformed,
+	 * bits 2–31 the agent's tracing epoch (a count of its mode changes).
+	 */
 	static native int state0();
 
 	/** retransform0 retransforms the loaded classes the policy may have changed for. */
