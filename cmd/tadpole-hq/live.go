@@ -20,6 +20,7 @@ type liveFlags struct {
 	fromStart bool
 	share     float64
 	rate      float64
+	above     float64
 }
 
 func (l *liveFlags) register(fs *flag.FlagSet) {
@@ -27,6 +28,7 @@ func (l *liveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.timer, "live-timer", ctf.DefaultLiveTimer, "live: period of packet cuts and beacons (how soon a quiet thread shows)")
 	fs.BoolVar(&l.fromStart, "live-from-start", false, "live: every viewer starts at the run's beginning (babeltrace2 asks for the end)")
 	fs.Float64Var(&l.share, "live-share", ctf.DefaultServeShare, "live: share of one core serving viewers may take while runs are ingested (0 or negative: no limit)")
+	fs.Float64Var(&l.above, "live-pace-above", ctf.DefaultPaceAbove, "live: ingest rate, in events per second, above which -live-share and -live-rate hold serving back (0 or negative: whenever runs are ingested)")
 	fs.Float64Var(&l.rate, "live-rate", ctf.DefaultServeRate, "live: packet bytes per second delivered to all viewers together while runs are ingested; a viewer behind skips ahead to the events still kept, the others counted as discarded (0 or negative: no limit)")
 }
 
@@ -55,8 +57,11 @@ func startLive(l *liveFlags, cfg *hq.Config, stderr io.Writer) (*liveService, er
 	if l.rate == 0 {
 		l.rate = -1
 	}
+	if l.above == 0 {
+		l.above = -1
+	}
 	ccfg := &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: l.timer, Flavor: cfg.Flavor}, TraceDir: cfg.TraceDir,
-		ServeShare: l.share, ServeRate: l.rate}
+		ServeShare: l.share, ServeRate: l.rate, PaceAbove: l.above}
 	if l.fromStart {
 		// Viewers start at the beginning: keep a run's start for the first
 		// one (a quarter of the session cap: about 1 M events).

@@ -51,6 +51,11 @@ type CatalogConfig struct {
 	// skips to the oldest events kept (Backlog), the others counted as
 	// discarded.
 	ServeRate float64
+	// PaceAbove is the ingest rate, in events per second, above which
+	// serving is paced (default DefaultPaceAbove; negative: whenever a run
+	// is being ingested). Below it HQ has cores to spare and viewers are
+	// served at full speed.
+	PaceAbove float64
 	// Hostname replaces the agent's host in session names ("" looks it up:
 	// this host's name for a loopback agent, else its IP address).
 	Hostname string
@@ -99,7 +104,10 @@ func NewCatalog(cfg *CatalogConfig) (*Catalog, error) {
 	if c.cfg.ServeRate == 0 {
 		c.cfg.ServeRate = DefaultServeRate
 	}
-	c.pacer = NewPacer(c.cfg.ServeShare, c.cfg.ServeRate)
+	if c.cfg.PaceAbove == 0 {
+		c.cfg.PaceAbove = DefaultPaceAbove
+	}
+	c.pacer = NewPacer(c.cfg.ServeShare, c.cfg.ServeRate, c.cfg.PaceAbove)
 	return c, nil
 }
 

@@ -81,8 +81,10 @@
 //
 // # Pacing
 //
-// While a run is being ingested (a block arrived within the last 300
-// ms), the Pacer holds serving back, in the viewers' goroutines, after
+// While runs are being ingested heavily (within the last 300 ms, more
+// than CatalogConfig.PaceAbove events a second: 1 M; below that the
+// ingest leaves cores to spare and viewers are served at full speed),
+// the Pacer holds serving back, in the viewers' goroutines, after
 // each reply: the serving work (encoding on demand, answering, sending;
 // the CPU time of each request's thread) to CatalogConfig.ServeShare of
 // one core (5%), and the packet bytes delivered to all viewers together

@@ -150,7 +150,7 @@ func (f *Feed) Discard() {
 
 // Events implements hq.BlockProcessor: it keeps b by reference.
 func (f *Feed) Events(b hq.Block) {
-	f.pacer.ingesting()
+	f.pacer.ingesting(b.Len())
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.discarded {

@@ -146,9 +146,9 @@ func TestFeedPacedFill(t *testing.T) {
 	sink := &recSink{}
 	w, _ := NewWriter(sink, &Config{Start: t0, LiveTimer: time.Hour})
 	f := NewFeed(w, bytefrog.Dialect{Version: 4}, 0)
-	f.pacer = NewPacer(DefaultServeShare, DefaultServeRate)
+	f.pacer = NewPacer(DefaultServeShare, DefaultServeRate, -1)
 	f.Start()
-	f.pacer.ingesting()
+	f.pacer.ingesting(4096)
 	var buf []byte
 	const n = 50_000
 	for i := int32(0); i < n; i++ {

@@ -26,7 +26,7 @@ var discardedRE = regexp.MustCompile(`discarded (\d+) events`)
 func TestBabeltraceLivePaced(t *testing.T) {
 	bt := needBabeltrace(t)
 	dir := t.TempDir()
-	h := startLiveHQWith(t, dir, &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: 200 * time.Millisecond},
+	h := startLiveHQWith(t, dir, &ctf.CatalogConfig{Writer: ctf.Config{LiveTimer: 200 * time.Millisecond}, PaceAbove: -1,
 		FeedMax: 2 << 20})
 	a, data := dialAgent(t, h.hq.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -20,6 +20,13 @@ const (
 	// with -o dummy, more printing text) at a few percent of a core
 	// whatever the ingest rate.
 	DefaultServeRate = 1 << 20
+	// DefaultPaceAbove is the ingest rate (events/s) above which serving
+	// is paced. HQ ingests one event in a few tens of ns, so below it the
+	// ingest takes a few percent of a core and viewers at full speed
+	// cannot hold it back; above it, the ingest may need the whole machine.
+	DefaultPaceAbove = 1e6
+	// rateWindow is the span over which the ingest rate is measured.
+	rateWindow = 50 * time.Millisecond
 	// ingestQuiet is how long after the last block ingested serving runs
 	// unpaced: longer than a busy machine keeps HQ's core off the CPU,
 	// short enough that viewers catch up soon after a run ends.
@@ -38,13 +45,18 @@ const (
 // on demand, sending packets, answering polls; done in the viewers'
 // goroutines) to a share of one core, and the packet bytes delivered to
 // all viewers together to a rate. A viewer held back waits for its
-// reply, so its own CPU follows the rate too. When no run is being
-// ingested, viewers are served at full speed (they catch up). Its methods
-// are safe for concurrent use.
+// reply, so its own CPU follows the rate too. Pacing holds while the
+// ingest runs above a rate of events (a heavy run); when no run is being
+// ingested, or the ingest is light, viewers are served at full speed
+// (they catch up, or keep up). Its methods are safe for concurrent use.
 type Pacer struct {
 	share    float64
 	rate     float64      // bytes/s; 0: unlimited
-	ingestAt atomic.Int64 // unix ns of the last block ingested
+	above    float64      // events/s; 0: any ingest is heavy
+	ingestAt atomic.Int64 // unix ns of the last block of a heavy ingest
+
+	winStart atomic.Int64 // unix ns the current rate window began
+	winN     atomic.Int64 // events ingested in it
 
 	mu    sync.Mutex
 	busy  time.Duration // serving time charged while paced, in all
@@ -55,9 +67,10 @@ type Pacer struct {
 }
 
 // NewPacer returns a pacer allowing share of one core (≤ 0: no limit)
-// and rate packet bytes a second (≤ 0: no limit) while a run is ingested.
-func NewPacer(share, rate float64) *Pacer {
-	return &Pacer{share: max(share, 0), rate: max(rate, 0)}
+// and rate packet bytes a second (≤ 0: no limit) while runs are ingested
+// at more than above events a second (≤ 0: at any rate).
+func NewPacer(share, rate, above float64) *Pacer {
+	return &Pacer{share: max(share, 0), rate: max(rate, 0), above: max(above, 0)}
 }
 
 // Stats returns the serving time and the packet bytes delivered while a
@@ -68,10 +81,26 @@ func (p *Pacer) Stats() (busy time.Duration, sent int64) {
 	return p.busy, p.sent
 }
 
-// ingesting notes that a run's events are arriving (one call per block).
-func (p *Pacer) ingesting() {
-	if p != nil {
-		p.ingestAt.Store(time.Now().UnixNano())
+// ingesting notes that n events of a run arrived (one call per block).
+func (p *Pacer) ingesting(n int) {
+	if p == nil {
+		return
+	}
+	now := time.Now().UnixNano()
+	if p.above <= 0 {
+		p.ingestAt.Store(now)
+		return
+	}
+	// Heavy once the window's events pass the rate's share of a whole
+	// window, however early in it; a window that ended below it starts
+	// the next.
+	got := p.winN.Add(int64(n))
+	start := p.winStart.Load()
+	if float64(got) >= p.above*rateWindow.Seconds() {
+		p.ingestAt.Store(now)
+	}
+	if now-start >= int64(rateWindow) && p.winStart.CompareAndSwap(start, now) {
+		p.winN.Add(-got)
 	}
 }
 
