@@ -209,13 +209,20 @@ func (d *drain) encode(l *lane, h uint64, until int32, end uint64) uint64 {
 			l.head.Store(h + 1)
 		}
 	}
+	d.ranTo(seq, buf[:n])
+	return h
+}
+
+// ranTo ends a run of events written straight into the send buffer: the
+// sequence numbers up to seq were used, b is the buffer's content now,
+// which ships once full.
+func (d *drain) ranTo(seq int32, b []byte) {
 	d.counted += int64(seq - d.seq)
 	d.seq = seq
-	d.cur.b = buf[:n]
-	if n >= d.full {
+	d.cur.b = b
+	if len(b) >= d.full {
 		d.ship()
 	}
-	return h
 }
 
 // take processes the published slot h of lane l (lane q). A kindThread

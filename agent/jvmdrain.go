@@ -44,12 +44,7 @@ func (d *drain) batchRun(b []byte, off int, thread uint64) int {
 		seq++
 		off += batchHeaderSize
 	}
-	d.counted += int64(seq - d.seq)
-	d.seq = seq
-	d.cur.b = buf[:n]
-	if n >= d.full {
-		d.ship()
-	}
+	d.ranTo(seq, buf[:n])
 	return off
 }
 
@@ -153,12 +148,7 @@ func (d *drain) probeRun(w []int64, i int, thread uint64, rel int32) (int, int32
 		n += bytefrog.PutEntryOrExit(buf[n:n+bytefrog.EntryOrExitRoom], w0, seq, int32(m), k, uint16(v>>48), tid)
 		seq++
 	}
-	d.counted += int64(seq - d.seq)
-	d.seq = seq
-	d.cur.b = buf[:n]
-	if n >= d.full {
-		d.ship()
-	}
+	d.ranTo(seq, buf[:n])
 	return i, rel
 }
 
@@ -196,11 +186,6 @@ loop:
 		}
 		seq++
 	}
-	d.counted += int64(seq - d.seq)
-	d.seq = seq
-	d.cur.b = buf[:n]
-	if n >= d.full {
-		d.ship()
-	}
+	d.ranTo(seq, buf[:n])
 	return i, rel
 }

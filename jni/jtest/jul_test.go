@@ -2,14 +2,12 @@ package jtest
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tadpole-trace/tadpole/internal/testhq"
-	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // TestJULQuietThread: no class is traced (the probes are bound, the JUL
@@ -49,39 +47,4 @@ func TestJULQuietThread(t *testing.T) {
 // TestTraceJULOrderFree: without jul_order, JUL records logged between
 // traced calls reach HQ between them too: they go into the same probe
 // buffer as the calls.
-func TestTraceJULOrderFree(t *testing.T) {
-	e := Build(t)
-	h := startHQ(t)
-	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
-	defer cancel()
-	r := Run(e.traceCmd(ctx, h.env(), true, "trace=jt/**", "log"))
-	if r.Err != nil || !strings.Contains(r.Stdout, "JTrace log done") {
-		t.Fatalf("JTrace log: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
-	}
-	rep, c := h.waitRun(t)
-	testhq.CheckClean(t, rep, c, -1)
-	var logged int32 = -1
-	for id, sig := range c.Methods() {
-		if strings.HasPrefix(sig, "jt/Work.logged;") {
-			logged = id
-		}
-	}
-	entered, left, records := 0, 0, 0
-	for _, ev := range c.Events() {
-		switch {
-		case ev.Type == bytefrog.MsgMethodEntry && ev.Method == logged:
-			entered++
-		case ev.Type == bytefrog.MsgMethodExit && ev.Method == logged:
-			left++
-		case ev.Type == bytefrog.MsgMarker && ev.Key == "log:jtrace":
-			if want := fmt.Sprintf("INFO rec %d", records); ev.Value != want || entered != records+1 || left != records {
-				t.Fatalf("record %q at seq %d after %d entries and %d exits of Work.logged; want %q after %d and %d",
-					ev.Value, ev.Seq, entered, left, want, records+1, records)
-			}
-			records++
-		}
-	}
-	if records != 200 || entered != 200 || left != 200 {
-		t.Fatalf("%d records, %d entries, %d exits of Work.logged; want 200 each", records, entered, left)
-	}
-}
+func TestTraceJULOrderFree(t *testing.T) { traceJULOrder(t, "trace=jt/**") }

@@ -453,12 +453,16 @@ func TestTraceJavac(t *testing.T) {
 // TestTraceJULOrder: with jul_order=on, JUL records logged between traced
 // calls reach HQ between them: the i-th record after the i-th entry of Work.logged and
 // before its exit.
-func TestTraceJULOrder(t *testing.T) {
+func TestTraceJULOrder(t *testing.T) { traceJULOrder(t, "trace=jt/**,jul_order=on") }
+
+// traceJULOrder runs JTrace log with options and checks that the i-th
+// record reaches HQ after the i-th entry of Work.logged and before its exit.
+func traceJULOrder(t *testing.T, options string) {
 	e := Build(t)
 	h := startHQ(t)
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
-	r := Run(e.traceCmd(ctx, h.env(), true, "trace=jt/**,jul_order=on", "log"))
+	r := Run(e.traceCmd(ctx, h.env(), true, options, "log"))
 	if r.Err != nil || !strings.Contains(r.Stdout, "JTrace log done") {
 		t.Fatalf("JTrace log: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
 	}
