@@ -7,7 +7,6 @@ package jni
 import "C"
 
 import (
-	"encoding/binary"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -244,27 +243,6 @@ func submitJul(thread uint64, ev []int64, chars []uint16, b []byte,
 	return b
 }
 
-// batchHeader appends a host batch record's header (host.AppendBatchRecord).
-func batchHeader(b []byte, kind uint8, mono int64) []byte {
-	n := len(b)
-	b = slices.Grow(b, host.BatchHeaderSize)[:n+host.BatchHeaderSize]
-	h := b[n:]
-	binary.LittleEndian.PutUint64(h, uint64(kind)|host.BatchFlagMUTF8<<8|0xFFFF<<16)
-	binary.LittleEndian.PutUint64(h[8:], 0)
-	binary.LittleEndian.PutUint64(h[16:], uint64(mono))
-	return b
-}
-
-// batchEnd sets the lengths of the record begun at start with the first
-// string of l1 bytes and pads it.
-func batchEnd(b []byte, start, l1 int) []byte {
-	l2 := len(b) - start - host.BatchHeaderSize - l1
-	b[start+12], b[start+13] = byte(l1), byte(l1>>8)
-	b[start+14], b[start+15] = byte(l2), byte(l2>>8)
-	var zero [host.BatchAlign]byte
-	return append(b, zero[:(host.BatchAlign-(len(b)-start)%host.BatchAlign)%host.BatchAlign]...)
-}
-
 // appendJulMarker appends the marker of a JUL record (words v, w); a record
 // whose logger has no key or whose chars are not there is left out.
 func appendJulMarker(b []byte, v, w uint64, mono int64, chars []uint16) []byte {
@@ -276,12 +254,12 @@ func appendJulMarker(b []byte, v, w uint64, mono int64, chars []uint16) []byte {
 		return b
 	}
 	start := len(b)
-	b = batchHeader(b, host.BatchMarker, mono)
+	b = host.BeginBatchRecord(b, host.BatchMarker, host.BatchFlagMUTF8, 0xFFFF, 0, 0, mono)
 	b = append(b, key...)
 	b = append(b, lv...)
 	b = append(b, ' ')
 	b = appendMUTF8(b, chars[off:off+n], len(b)+maxString-len(lv)-1)
-	return batchEnd(b, start, len(key))
+	return host.EndBatchRecord(b, start, len(key))
 }
 
 // appendJulName appends the thread name record of word v.
@@ -291,7 +269,7 @@ func appendJulName(b []byte, v uint64, mono int64, chars []uint16) []byte {
 		return b
 	}
 	start := len(b)
-	b = batchHeader(b, host.BatchName, mono)
+	b = host.BeginBatchRecord(b, host.BatchName, host.BatchFlagMUTF8, 0xFFFF, 0, 0, mono)
 	b = appendMUTF8(b, chars[off:off+n], len(b)+maxThreadName)
-	return batchEnd(b, start, len(b)-start-host.BatchHeaderSize)
+	return host.EndBatchRecord(b, start, len(b)-start-host.BatchHeaderSize)
 }

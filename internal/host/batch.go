@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,19 +75,36 @@ var ErrBadProbe = fmt.Errorf("%w: bad probe buffer", ErrBadBatch)
 // does, written in Go for tests and Go-side hosts.
 func AppendBatchRecord(b []byte, k uint8, flags uint8, line uint16, method, exc int32, monoNs int64, s1, s2 string) []byte {
 	start := len(b)
-	b = append(b, k, flags)
-	b = binary.LittleEndian.AppendUint16(b, line)
-	b = binary.LittleEndian.AppendUint32(b, uint32(method))
-	b = binary.LittleEndian.AppendUint32(b, uint32(exc))
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(s1)))
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(s2)))
-	b = binary.LittleEndian.AppendUint64(b, uint64(monoNs))
+	b = BeginBatchRecord(b, k, flags, line, method, exc, monoNs)
 	b = append(b, s1...)
 	b = append(b, s2...)
-	for (len(b)-start)%BatchAlign != 0 {
-		b = append(b, 0)
-	}
+	return EndBatchRecord(b, start, len(s1))
+}
+
+// BeginBatchRecord appends the header of a record whose two strings the
+// caller appends next, in place; EndBatchRecord then completes it.
+func BeginBatchRecord(b []byte, k uint8, flags uint8, line uint16, method, exc int32, monoNs int64) []byte {
+	n := len(b)
+	b = slices.Grow(b, BatchHeaderSize)[:n+BatchHeaderSize]
+	h := b[n:]
+	h[0], h[1] = k, flags
+	binary.LittleEndian.PutUint16(h[2:], line)
+	binary.LittleEndian.PutUint32(h[4:], uint32(method))
+	binary.LittleEndian.PutUint32(h[8:], uint32(exc))
+	binary.LittleEndian.PutUint32(h[12:], 0) // the strings' lengths: EndBatchRecord
+	binary.LittleEndian.PutUint64(h[16:], uint64(monoNs))
 	return b
+}
+
+// EndBatchRecord sets the string lengths of the record begun at start
+// (BeginBatchRecord), the first string being l1 bytes and the second the
+// rest of b, and pads it.
+func EndBatchRecord(b []byte, start, l1 int) []byte {
+	l2 := len(b) - start - BatchHeaderSize - l1
+	binary.LittleEndian.PutUint16(b[start+12:], uint16(l1))
+	binary.LittleEndian.PutUint16(b[start+14:], uint16(l2))
+	var zero [BatchAlign]byte
+	return append(b, zero[:(BatchAlign-(len(b)-start)%BatchAlign)%BatchAlign]...)
 }
 
 // RecordSize is the size of the record at the start of r (at least

@@ -294,10 +294,6 @@ public final class Probe {
 			}
 		}
 
-		void put(long v) {
-			put(tick, v);
-		}
-
 		/** put appends v at time t (a value of NOW, not OFF). */
 		void put(long t, long v) {
 			int i = n;
@@ -361,15 +357,8 @@ public final class Probe {
 			char[] cs = chars;
 			boolean full = cs == null || nc > cs.length - need;
 			if (full || i > SIZE - 6) {
-				if (i > 0) {
-					n = 0;
-					last = -1;
-					long t0 = System.nanoTime();
-					flush0(a, i, tid); // takes the chars too
-					flushNanos += System.nanoTime() - t0;
-					flushes++;
-					i = 0;
-				}
+				if (i > 0)
+					i = handOver(i); // takes the chars too
 				nc = 0;
 				int len = cs == null ? JUL_CHARS : full && cs.length < JUL_CHARS_MAX ? 2 * cs.length : cs.length;
 				while (len < need)
@@ -380,6 +369,17 @@ public final class Probe {
 			return room(t, i);
 		}
 
+		/** handOver hands the buffer's first i words to the agent; it returns 0, where the next word goes. */
+		int handOver(int i) {
+			n = 0;
+			last = -1;
+			long t0 = System.nanoTime();
+			flush0(a, i, tid);
+			flushNanos += System.nanoTime() - t0;
+			flushes++;
+			return 0;
+		}
+
 		/** room makes room for a time record and two events at i. */
 		int room(long t, int i) {
 			int g = gen;
@@ -388,15 +388,8 @@ public final class Probe {
 				i = 0;
 				last = -1;
 			}
-			if (i > SIZE - 3 || i > 0 && t - first >= AGE) {
-				n = 0;
-				last = -1;
-				long t0 = System.nanoTime();
-				flush0(a, i, tid);
-				flushNanos += System.nanoTime() - t0;
-				flushes++;
-				i = 0;
-			}
+			if (i > SIZE - 3 || i > 0 && t - first >= AGE)
+				i = handOver(i);
 			if (t != last) {
 				if (i == 0)
 					first = t;
