@@ -30,6 +30,8 @@ void tp_jhost(void) {
 	}
 }
 
+int tp_jrun(void) { return tp_live_mode(TP_EPOCH_MODE(atomic_load_explicit(&tp_epoch, memory_order_relaxed))); }
+
 int tp_jenter(int32_t name_hash) {
 	struct tp_thread *t = tp_self;
 	if (TP_LIKELY(t != NULL && t->java && t->ok_epoch == atomic_load_explicit(&tp_epoch, memory_order_relaxed)))

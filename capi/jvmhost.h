@@ -47,6 +47,9 @@ TP_INTERNAL void tp_jhost(void);
  * (TP_J_*); name_hash is its current name's hashCode. A thread that is
  * bound and checked in costs two loads. */
 TP_INTERNAL int tp_jenter(int32_t name_hash);
+/* tp_jrun reports whether an HQ run may record now: outside one,
+ * tp_jenter answers TP_J_DROP. One load. */
+TP_INTERNAL int tp_jrun(void);
 /* tp_jbind binds the calling thread to Java thread java_id named name
  * (hash its hashCode). While tracing, it checks the thread in, which
  * records its name (a BatchName record) for HQ to map at once. */

@@ -124,9 +124,14 @@
 // tadpole_start registers the JVM with the LTTng session daemon whether or
 // not an HQ answers, so the JUL thread runs and the loggers are listed with
 // no HQ too. A logger that a session enabled gets a JulHandler, whose one
-// native a record, log0, also records into LTTng when the record is one
-// for LTTng (the logger's LTTng level rule passes and a session records
-// lttng_jul:event now: one load in the companion library): it fires
+// native a record records into LTTng when the record is one for LTTng
+// (the logger's LTTng level rule passes and a session records
+// lttng_jul:event now: one load in the companion library). While no HQ
+// run is on, that native is lttng0, which takes the record's level,
+// message, millis, thread id and call site alone, and hands the rare
+// record it cannot complete from them (no named call site, a long
+// message) to log0; under an HQ run it is log0, which records into HQ
+// and LTTng alike. Either fires
 // lttng_jul:event through libtadpole-lttng.so with the fields the official
 // agent fills: the formatted message (one GetStringUTFRegion onto the
 // stack), the logger (its name kept in C), the source class and method

@@ -207,24 +207,22 @@ out:
 		tpj_str_free(&l);
 }
 
-/* tpj_lttng records one JUL record into the LTTng sessions (tpj_log calls
- * it when a session wants the record). The common case takes no JNI call
- * but the message's copy: the call site named by the rewriter (no stack
- * walk; or lttng_source=off), the logger's name kept in C since its
- * registration, all with their lengths, and a message of up to
- * TPJ_STACK_STR / TPJ_UTF8_PER_CHAR chars (msg_len, msg.length()) copied
- * with one GetStringUTFRegion onto the stack; the event is written from
- * them (tp_lttng_jul) without measuring them again. Anything else goes to
- * tpj_lttng_any. */
-static inline void tpj_lttng(JNIEnv *env, jint h, jobject record, jstring msg, jint msg_len, jlong millis,
-                             jint level, jint tid, jint site) {
+/* tpj_lttng_fast records one JUL record into the LTTng sessions in the
+ * common case, with no JNI call but the message's copy: the call site
+ * named by the rewriter (no stack walk; or lttng_source=off), the logger's
+ * name kept in C since its registration, all with their lengths, and a
+ * message of up to TPJ_STACK_STR / TPJ_UTF8_PER_CHAR chars (msg_len,
+ * msg.length()) copied with one GetStringUTFRegion onto the stack; the
+ * event is written from them (tp_lttng_jul) without measuring them again.
+ * It returns -1, having recorded nothing, for any other record, which
+ * tpj_lttng_any records. */
+static inline int tpj_lttng_fast(JNIEnv *env, jint h, jstring msg, jint msg_len, jlong millis, jint level, jint tid,
+                                 jint site) {
 	const char *cp = "", *mp = "";
 	size_t cn = 0, mn = 0;
 	if ((tp_lttng_source() && (site <= 0 || tpj_site_get(site, &cp, &cn, &mp, &mn) != 0)) || !tp_lttng_named(h) ||
-	    msg == NULL || msg_len < 0 || (size_t)msg_len * TPJ_UTF8_PER_CHAR >= TPJ_STACK_STR) {
-		tpj_lttng_any(env, h, record, msg, msg_len, millis, level, tid, site);
-		return;
-	}
+	    msg == NULL || msg_len < 0 || (size_t)msg_len * TPJ_UTF8_PER_CHAR >= TPJ_STACK_STR)
+		return -1;
 	char m[TPJ_STACK_STR];
 	size_t mb = 0;
 	m[0] = 0;
@@ -238,6 +236,34 @@ static inline void tpj_lttng(JNIEnv *env, jint h, jobject record, jstring msg, j
 		mb = strnlen(m, (size_t)msg_len * TPJ_UTF8_PER_CHAR);
 	}
 	tp_lttng_jul(h, m, mb, NULL, cp, cn, mp, mn, (int64_t)millis, level, tid);
+	return 0;
+}
+
+/* tpj_lttng records one JUL record into the LTTng sessions (tpj_log calls
+ * it when a session wants the record): tpj_lttng_fast, else
+ * tpj_lttng_any. */
+static inline void tpj_lttng(JNIEnv *env, jint h, jobject record, jstring msg, jint msg_len, jlong millis,
+                             jint level, jint tid, jint site) {
+	if (tpj_lttng_fast(env, h, msg, msg_len, millis, level, tid, site) != 0)
+		tpj_lttng_any(env, h, record, msg, msg_len, millis, level, tid, site);
+}
+
+/* tpj_lttng_only is Tadpole.lttng0, which JulHandler calls first for a
+ * record: while no HQ run is on (log0 would give HQ nothing), it takes the
+ * record into the LTTng sessions that want it when tpj_lttng_fast can,
+ * and answers JNI_TRUE: the record is done. Otherwise it records nothing
+ * and answers JNI_FALSE: the record takes log0, which sends it to HQ and
+ * LTTng alike. So an LTTng-only record crosses with its seven values,
+ * not log0's eleven (no thread name, no LogRecord), and skips the
+ * thread's HQ check-in. */
+static jboolean JNICALL tpj_lttng_only(JNIEnv *env, jclass cls, jint h, jint level, jstring msg, jint msg_len,
+                                       jlong millis, jint tid, jint site) {
+	(void)cls;
+	if (tp_jrun())
+		return JNI_FALSE;
+	if (!tp_lttng_wants(h, level))
+		return JNI_TRUE;
+	return tpj_lttng_fast(env, h, msg, msg_len, millis, level, tid, site) == 0 ? JNI_TRUE : JNI_FALSE;
 }
 
 /* The names of java.util.logging's standard levels, which JulHandler
@@ -362,6 +388,7 @@ static JNINativeMethod tpj_methods[] = {
 	{"loggerRegister0", "(Ljava/lang/String;)I", (void *)tpj_logger_register},
 	{"loggerEnabled0", "(I)Z", (void *)tpj_logger_enabled},
 	{"log0", "(IILjava/lang/String;Ljava/lang/String;ILjava/lang/String;ILjava/lang/Object;JII)V", (void *)tpj_log},
+	{"lttng0", "(IILjava/lang/String;IJII)Z", (void *)tpj_lttng_only},
 	{"initialized0", "(Ljava/lang/Class;)Z", (void *)tpj_initialized},
 	{"selfTest0", "(I)I", (void *)tpj_self_test},
 };

@@ -361,5 +361,6 @@ func TestCompareJUL(t *testing.T) {
 				lt.max.ns/tl.min.ns, lt.cpuMed/tl.cpuMed, lt.cpuMin/tl.cpuMax, lt.cpuMax/tl.cpuMin)
 		}
 	}
+	printPerJVM(os.Stdout, []string{caseNoop, caseTadpole, caseTadpoleLTTng, caseTadpoleLTTngNoSrc, caseLTTng})
 	fmt.Fprintln(os.Stdout)
 }

@@ -2,6 +2,8 @@ package jvm
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -149,11 +151,46 @@ func runInSession(b testing.TB, command func(context.Context) *exec.Cmd, n int) 
 	// precede it; none may be lost after, and the timed ones all follow
 	// the warm-up: at least n events, none discarded.
 	res.recorded, res.lost = countTrace(b, trace)
+	b.Logf("%.1f ns/record wall, %.1f logging thread CPU; %d events in the trace, %d discarded (daemon), %d (trace)",
+		res.ns, res.cpu, res.recorded, res.discarded, res.lost)
 	if res.discarded != 0 || res.lost != 0 || res.recorded < int64(n) || res.recorded > int64(warmup+n) {
 		b.Fatalf("LTTng lost records: %d in the trace of %d logged (%d timed), %d discarded (daemon), %d (trace)\n%s",
 			res.recorded, warmup+n, n, res.discarded, res.lost, stats)
 	}
 	return res
+}
+
+// printPerJVM prints each JVM's figures of the cases, round by round (the
+// n-th run of each case is round n), and per round the official agent's
+// cost over tadpole's into the same kind of LTTng session: a median can
+// hide a bimodal spread, which these rows show.
+func printPerJVM(w io.Writer, cases []string) {
+	measured.Lock()
+	defer measured.Unlock()
+	rounds := 0
+	for _, c := range cases {
+		rounds = max(rounds, len(measured.runs[c]))
+	}
+	fmt.Fprintf(w, "  per JVM, ns/record wall / logging thread CPU:\n  %-5s", "round")
+	for _, c := range cases {
+		fmt.Fprintf(w, " %21s", c)
+	}
+	fmt.Fprintf(w, "  %s / %s wall, CPU\n", caseLTTng, caseTadpoleLTTng)
+	for r := range rounds {
+		fmt.Fprintf(w, "  %-5d", r+1)
+		for _, c := range cases {
+			if runs := measured.runs[c]; r < len(runs) {
+				fmt.Fprintf(w, " %10.1f /%9.1f", runs[r].ns, runs[r].cpu)
+			} else {
+				fmt.Fprintf(w, " %21s", "-")
+			}
+		}
+		lt, tl := measured.runs[caseLTTng], measured.runs[caseTadpoleLTTng]
+		if r < len(lt) && r < len(tl) {
+			fmt.Fprintf(w, "  %.1f×, %.1f×", lt[r].ns/tl[r].ns, lt[r].cpu/tl[r].cpu)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // discardedRe is the per-channel counter `lttng list SESSION` prints.

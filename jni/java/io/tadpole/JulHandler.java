@@ -42,8 +42,10 @@ final class JulHandler extends Handler {
 	 * puts its probe buffers' way in into Tadpole.jul: a record of a
 	 * standard level that the logger's state (Tadpole.julAccept, a
 	 * mirror of the C side's) accepts is appended to the thread's probe buffer, no
-	 * JNI call (Probe.Jul); one it rejects costs nothing more. Otherwise
-	 * one native per record, wherever it goes (HQ, LTTng sessions, both):
+	 * JNI call (Probe.Jul); one it rejects costs nothing more. Otherwise,
+	 * while no HQ run is on, lttng0 takes the common record into the LTTng
+	 * sessions with the few values they need (one native). Else one native
+	 * per record, log0, wherever it goes (HQ, LTTng sessions, both):
 	 * it decides on the record from the logger's state (kept in C),
 	 * copies the strings into the thread's buffer or the LTTng event and
 	 * sees renames from the name's hash. The record's time, thread id and
@@ -74,11 +76,19 @@ final class JulHandler extends Handler {
 				return;
 			}
 		}
-		String t = Thread.currentThread().getName();
 		// Set only when call sites are on (LTTng recording with sources).
 		java.util.function.IntSupplier s = Tadpole.sites;
-		Tadpole.log0(handle, l.intValue(), standard(l) ? null : l.getName(), msg, msg.length(), t, t.hashCode(), r,
-				r.getMillis(), r.getThreadID(), s != null ? s.getAsInt() : 0);
+		int site = s != null ? s.getAsInt() : 0;
+		int v = l.intValue();
+		long millis = r.getMillis();
+		int tid = r.getThreadID();
+		// j set: HQ traces and no LTTng session records, log0 alone serves.
+		if (j == null && Tadpole.lttng0(handle, v, msg, msg.length(), millis, tid, site)) {
+			return;
+		}
+		String t = Thread.currentThread().getName();
+		Tadpole.log0(handle, v, standard(l) ? null : l.getName(), msg, msg.length(), t, t.hashCode(), r, millis, tid,
+				site);
 	}
 
 	/* standard reports whether l is one of java.util.logging's own levels,

@@ -128,6 +128,15 @@ public final class Tadpole {
 	static native void log0(int handle, int level, String levelName, String msg, int msgLength, String threadName,
 			int nameHash, Object record, long millis, int threadId, int site);
 
+	/* Records a JUL record of logger handle into the LTTng sessions that want
+	 * it, as log0 does, when no HQ run is on and the record needs nothing
+	 * but these values (its call site named, or no source wanted; its
+	 * logger's name known in C; a short message), and returns true: the
+	 * record is done. Else it records nothing and returns false: the
+	 * record takes log0. */
+	static native boolean lttng0(int handle, int level, String msg, int msgLength, long millis, int threadId,
+			int site);
+
 	static native boolean initialized0(Class<?> c);
 
 	static native int selfTest0(int what);
