@@ -10,8 +10,9 @@
  *
  * It logs WARMUP records (default 1000000) so that the JIT has compiled the
  * path, sleeps for the system property bench.pauseMs (default 0), then logs RECORDS records of a short message on one thread
- * and prints "records=N ns=T cpu=C" (T the nanoseconds of the timed loop,
- * C the logging thread's CPU time in them).
+ * and prints "records=N ns=T cpu=C proc=P" (T the nanoseconds of the timed loop,
+ * C the logging thread's CPU time in them, P the whole process's, -1 when
+ * the JVM does not tell).
  */
 import io.tadpole.Tadpole;
 
@@ -67,6 +68,10 @@ public class JulBench {
 		}
 		Tadpole.marker("bench", "start");
 		ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+		java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+		com.sun.management.OperatingSystemMXBean pos = os instanceof com.sun.management.OperatingSystemMXBean
+				? (com.sun.management.OperatingSystemMXBean) os : null;
+		long p0 = pos != null ? pos.getProcessCpuTime() : -1;
 		long c0 = mx.getCurrentThreadCpuTime();
 		long t0 = System.nanoTime();
 		for (int i = 0; i < records; i++) {
@@ -74,7 +79,8 @@ public class JulBench {
 		}
 		long ns = System.nanoTime() - t0;
 		long cpu = mx.getCurrentThreadCpuTime() - c0;
+		long proc = p0 >= 0 ? pos.getProcessCpuTime() - p0 : -1;
 		Tadpole.marker("bench", "end");
-		System.out.println("records=" + records + " ns=" + ns + " cpu=" + cpu);
+		System.out.println("records=" + records + " ns=" + ns + " cpu=" + cpu + " proc=" + proc);
 	}
 }

@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+) cpu=(-?\d+)`)
+var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+) cpu=(-?\d+)(?: proc=(-?\d+))?`)
 
 // julTarget is issue 13's target for a JUL record into HQ: at most this
 // many times a no-op handler's cost per record.
@@ -98,6 +98,11 @@ const (
 // consumers).
 type sample struct {
 	ns, cpu float64
+	// proc is the JVM process's CPU ns per record in the timed loop (all
+	// its threads: the logging thread, the agent's, the JIT's; 0 when
+	// unknown), hq HQ's (this process's CPU over the whole run, warm-up
+	// included, per record; 0 without HQ).
+	proc, hq float64
 	// Into an LTTng session: the events in the trace, and those the
 	// session daemon (-1: no counter printed) and the trace report
 	// discarded.
@@ -170,7 +175,11 @@ func runJava(tb testing.TB, cmd *exec.Cmd) sample {
 	n, _ := strconv.ParseFloat(m[1], 64)
 	ns, _ := strconv.ParseFloat(m[2], 64)
 	cpu, _ := strconv.ParseFloat(m[3], 64)
-	return sample{ns: ns / n, cpu: cpu / n}
+	s := sample{ns: ns / n, cpu: cpu / n}
+	if p, err := strconv.ParseFloat(m[4], 64); err == nil && p > 0 {
+		s.proc = p / n
+	}
+	return s
 }
 
 // report records a benchmark's sample and reports it, with its ratios to
@@ -179,6 +188,12 @@ func report(b *testing.B, name string, s sample) {
 	record(name, s)
 	b.ReportMetric(s.ns, "ns/record")
 	b.ReportMetric(s.cpu, "cpu-ns/record")
+	if s.proc > 0 {
+		b.ReportMetric(s.proc, "jvm-cpu-ns/record")
+	}
+	if s.hq > 0 {
+		b.ReportMetric(s.hq, "hq-cpu-ns/record")
+	}
 	b.ReportMetric(0, "ns/op")
 	if s.recorded > 0 {
 		b.ReportMetric(float64(s.discarded+s.lost), "discarded")
@@ -268,6 +283,7 @@ func runTadpole(tb testing.TB, n int) sample {
 	defer cancel()
 	cmd := javaCmd(ctx, e, cp, []string{"-agentpath:" + e.Lib}, "tadpole", n)
 	cmd.Env = append(os.Environ(), "TADPOLE_HQ="+srv.Addr(), "TADPOLE_LTTNG=off")
+	h0 := hqProcessCPU()
 	s := runJava(tb, cmd)
 	r, err := srv.NextRun(ctx)
 	if err != nil {
@@ -278,6 +294,7 @@ func runTadpole(tb testing.TB, n int) sample {
 		tb.Fatal(err)
 	}
 	<-c.done
+	s.hq = float64(hqProcessCPU()-h0) / float64(warmup+n)
 	if !rep.OK || rep.GapCount != 0 {
 		tb.Fatalf("run not clean: %s, %d gaps", rep.Reason, rep.GapCount)
 	}
