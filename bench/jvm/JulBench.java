@@ -10,9 +10,11 @@
  *
  * It logs WARMUP records (default 1000000) so that the JIT has compiled the
  * path, sleeps for the system property bench.pauseMs (default 0), then logs RECORDS records of a short message on one thread
- * and prints "records=N ns=T cpu=C proc=P" (T the nanoseconds of the timed loop,
- * C the logging thread's CPU time in them, P the whole process's, -1 when
- * the JVM does not tell).
+ * and prints "records=N ns=T cpu=C proc=P flush=F" (T the nanoseconds of the
+ * timed loop, C the logging thread's CPU time in them, P the whole
+ * process's, -1 when the JVM does not tell, F the nanoseconds the logging
+ * thread spent handing tadpole's probe buffers over, waiting for free ones
+ * included; 0 for the other handlers).
  */
 import io.tadpole.Tadpole;
 
@@ -72,6 +74,8 @@ public class JulBench {
 		com.sun.management.OperatingSystemMXBean pos = os instanceof com.sun.management.OperatingSystemMXBean
 				? (com.sun.management.OperatingSystemMXBean) os : null;
 		long p0 = pos != null ? pos.getProcessCpuTime() : -1;
+		boolean tp = mode.equals("tadpole");
+		long f0 = tp ? io.tadpole.Probe.flushNanos() : 0;
 		long c0 = mx.getCurrentThreadCpuTime();
 		long t0 = System.nanoTime();
 		for (int i = 0; i < records; i++) {
@@ -80,7 +84,8 @@ public class JulBench {
 		long ns = System.nanoTime() - t0;
 		long cpu = mx.getCurrentThreadCpuTime() - c0;
 		long proc = p0 >= 0 ? pos.getProcessCpuTime() - p0 : -1;
+		long flush = tp ? io.tadpole.Probe.flushNanos() - f0 : 0;
 		Tadpole.marker("bench", "end");
-		System.out.println("records=" + records + " ns=" + ns + " cpu=" + cpu + " proc=" + proc);
+		System.out.println("records=" + records + " ns=" + ns + " cpu=" + cpu + " proc=" + proc + " flush=" + flush);
 	}
 }
