@@ -73,9 +73,9 @@ func julLevel(v int32) int {
 }
 
 // julLogger is what the converter keeps of a logger: its marker key, and
-// per standard level the start of a record's marker, the key followed by
-// "<level name> " (all modified UTF-8), so that a record copies its
-// strings' fixed part in one append.
+// per standard level the start of a record's marker, all but its time and
+// message, made once: the batch record's header, then the key and
+// "<level name> " (modified UTF-8). A record copies it in one append.
 type julLogger struct {
 	key []byte
 	pre [len(julLevels)][]byte
@@ -85,12 +85,16 @@ type julLogger struct {
 func newJulLogger(k []byte) *julLogger {
 	l := &julLogger{key: k}
 	for i, lv := range julLevels {
-		p := make([]byte, 0, len(k)+len(lv.name)+1)
+		p := host.BeginBatchRecord(nil, host.BatchMarker, host.BatchFlagMUTF8, 0xFFFF, 0, 0, 0)
 		p = append(append(append(p, k...), lv.name...), ' ')
 		l.pre[i] = p
 	}
 	return l
 }
+
+// batchTimeOff is the offset of a batch record's time (host.BatchHeaderSize's
+// layout), which appendJulMarker sets in a copied header.
+const batchTimeOff = 16
 
 // julKeys caches the loggers by handle (a handle's name never changes):
 // read without a lock, replaced whole.
@@ -308,10 +312,10 @@ func appendJulMarker(b []byte, v, w uint64, mono int64, chars []uint16) []byte {
 	}
 	pre := lg.pre[lv]
 	start := len(b)
-	b = slices.Grow(b, host.BatchHeaderSize+len(pre)+n+host.BatchAlign) // an ASCII message's record
-	b = host.BeginBatchRecord(b, host.BatchMarker, host.BatchFlagMUTF8, 0xFFFF, 0, 0, mono)
-	b = append(b, pre...)
-	b = appendMUTF8(b, chars[off:off+n], len(b)+maxString-(len(pre)-len(lg.key)))
+	b = slices.Grow(b, len(pre)+n+host.BatchAlign) // an ASCII message's record
+	b = append(b, pre...)                          // header, key, level
+	binary.LittleEndian.PutUint64(b[start+batchTimeOff:], uint64(mono))
+	b = appendMUTF8(b, chars[off:off+n], len(b)+maxString-(len(pre)-host.BatchHeaderSize-len(lg.key)))
 	return host.EndBatchRecord(b, start, len(lg.key))
 }
 

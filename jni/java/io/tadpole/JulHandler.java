@@ -54,7 +54,30 @@ final class JulHandler extends Handler {
 		if (r == null || !name.equals(r.getLoggerName())) {
 			return;
 		}
+		// The common case, short enough for the JIT to inline into the
+		// logging call: a plain message of a standard level into the probe
+		// buffers.
+		ObjLongConsumer<String> j = Tadpole.jul;
 		Level l = r.getLevel();
+		String msg = r.getMessage();
+		if (j != null && msg != null && keyFits && msg.length() <= JUL_MSG_MAX && r.getParameters() == null
+				&& r.getResourceBundle() == null && standard(l)) {
+			int v = l.intValue();
+			int d = Tadpole.julAccept(handle, v);
+			if (d == Tadpole.JUL_RECORD) {
+				j.accept(msg, (long) handle << 32 | (v & 0xFFFFFFFFL));
+				return;
+			}
+			if (d == Tadpole.JUL_DROP) {
+				return;
+			}
+		}
+		publishOther(r, l);
+	}
+
+	/* publishOther publishes a record of level l that publish did not put
+	 * into the probe buffers. */
+	private void publishOther(LogRecord r, Level l) {
 		String msg = r.getMessage();
 		if (r.getParameters() != null || r.getResourceBundle() != null) {
 			msg = FORMAT.formatMessage(r);

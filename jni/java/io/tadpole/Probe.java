@@ -310,8 +310,30 @@ public final class Probe {
 			n = i + 2;
 		}
 
-		/** jul appends a JUL record (Jul.accept), its thread's name first when it changed. */
+		/**
+		 * jul appends a JUL record (Jul.accept). Its common case, a record of
+		 * a thread whose name the buffer has, in the millisecond of the last
+		 * word, with room for it, is short enough for the JIT to inline it
+		 * with the handler into the logging call; the rest is julSlow's.
+		 */
 		void jul(String msg, long hl) {
+			int ml = msg.length();
+			int i = n;
+			int c = nc;
+			char[] cs = chars;
+			if (owner.getName() != jname || tick != last || i > SIZE - 2 || cs == null || c > cs.length - ml) {
+				julSlow(msg, hl);
+				return;
+			}
+			msg.getChars(0, ml, cs, c);
+			a[i] = (long) ml << 32 | (hl >>> 32 & 0xFFFFFF) << 8 | JUL;
+			a[i + 1] = (long) c << 32 | (hl & 0xFFFFFFFFL);
+			nc = c + ml;
+			n = i + 2;
+		}
+
+		/** julSlow appends a JUL record, its thread's name first when it changed, making room as needed. */
+		void julSlow(String msg, long hl) {
 			String nm = owner.getName();
 			int ml = msg.length();
 			int nl = nm == jname ? -1 : Math.min(nm.length(), JUL_NAME_MAX);
