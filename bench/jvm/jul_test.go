@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+) cpu=(-?\d+)(?: proc=(-?\d+))?(?: flush=(-?\d+))?`)
+var nsRe = regexp.MustCompile(`records=(\d+) ns=(\d+) cpu=(-?\d+)(?: proc=(-?\d+))?(?: flush=(-?\d+))?(?: alloc=(-?\d+))?`)
 
 // julTarget is issue 13's target for a JUL record into HQ: at most this
 // many times a no-op handler's cost per record.
@@ -107,6 +107,9 @@ type sample struct {
 	// probe buffers over, waiting for free ones included (0 for the other
 	// handlers).
 	flush float64
+	// alloc is the bytes the logging thread allocates per record (-1:
+	// unknown).
+	alloc float64
 	// Into an LTTng session: the events in the trace, and those the
 	// session daemon (-1: no counter printed) and the trace report
 	// discarded.
@@ -201,6 +204,10 @@ func runJava(tb testing.TB, cmd *exec.Cmd) sample {
 	if f, err := strconv.ParseFloat(m[5], 64); err == nil && f > 0 {
 		s.flush = f / n
 	}
+	s.alloc = -1
+	if a, err := strconv.ParseFloat(m[6], 64); err == nil && a >= 0 {
+		s.alloc = a / n
+	}
 	return s
 }
 
@@ -218,6 +225,9 @@ func report(b *testing.B, name string, s sample) {
 	}
 	if s.flush > 0 {
 		b.ReportMetric(s.flush, "handover-ns/record")
+	}
+	if s.alloc >= 0 {
+		b.ReportMetric(s.alloc, "B/record")
 	}
 	b.ReportMetric(0, "ns/op")
 	if s.recorded > 0 {
