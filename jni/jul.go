@@ -7,6 +7,7 @@ package jni
 import "C"
 
 import (
+	"encoding/binary"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -42,38 +43,69 @@ const (
 	maxString     = C.TADPOLE_MAX_STRING
 )
 
-// julLevel names java.util.logging's standard levels, the only ones
-// JulHandler puts into the probe buffers.
-func julLevel(v int32) string {
+// julLevels are java.util.logging's standard levels, the only ones
+// JulHandler puts into the probe buffers: their values and names.
+var julLevels = [...]struct {
+	v    int32
+	name string
+}{{1000, "SEVERE"}, {900, "WARNING"}, {800, "INFO"}, {700, "CONFIG"}, {500, "FINE"}, {400, "FINER"}, {300, "FINEST"}}
+
+// julLevel returns the index in julLevels of the level of value v, -1 for
+// none.
+func julLevel(v int32) int {
 	switch v {
 	case 1000:
-		return "SEVERE"
+		return 0
 	case 900:
-		return "WARNING"
+		return 1
 	case 800:
-		return "INFO"
+		return 2
 	case 700:
-		return "CONFIG"
+		return 3
 	case 500:
-		return "FINE"
+		return 4
 	case 400:
-		return "FINER"
+		return 5
 	case 300:
-		return "FINEST"
+		return 6
 	}
-	return ""
+	return -1
 }
 
-// julKeys caches the loggers' marker keys by handle (a handle's name never
-// changes), in modified UTF-8: read without a lock, replaced whole.
+// julLogger is what the converter keeps of a logger: its marker key, and
+// per standard level the start of a record's marker, all but its time and
+// message, made once: the batch record's header, then the key and
+// "<level name> " (modified UTF-8). A record copies it in one append.
+type julLogger struct {
+	key []byte
+	pre [len(julLevels)][]byte
+}
+
+// newJulLogger makes the julLogger of marker key k.
+func newJulLogger(k []byte) *julLogger {
+	l := &julLogger{key: k}
+	for i, lv := range julLevels {
+		p := host.BeginBatchRecord(nil, host.BatchMarker, host.BatchFlagMUTF8, 0xFFFF, 0, 0, 0)
+		p = append(append(append(p, k...), lv.name...), ' ')
+		l.pre[i] = p
+	}
+	return l
+}
+
+// batchTimeOff is the offset of a batch record's time (host.BatchHeaderSize's
+// layout), which appendJulMarker sets in a copied header.
+const batchTimeOff = 16
+
+// julKeys caches the loggers by handle (a handle's name never changes):
+// read without a lock, replaced whole.
 var julKeys struct {
 	sync.Mutex
-	k atomic.Pointer[[][]byte]
+	k atomic.Pointer[[]*julLogger]
 }
 
-// julKey returns the marker key of logger h, nil when it has none.
-func julKey(h int32) []byte {
-	if k := julKeys.k.Load(); k != nil && h >= 0 && int(h) < len(*k) && (*k)[h] != nil {
+// julKey returns logger h, nil when it has no marker key.
+func julKey(h int32) *julLogger {
+	if k := julKeys.k.Load(); k != nil && uint32(h) < uint32(len(*k)) && (*k)[h] != nil {
 		return (*k)[h]
 	}
 	var n C.uint32_t
@@ -86,18 +118,19 @@ func julKey(h int32) []byte {
 	if mutf8 == 0 {
 		b = mutf8FromUTF8(b)
 	}
+	l := newJulLogger(b)
 	julKeys.Lock()
 	defer julKeys.Unlock()
-	var k [][]byte
+	var k []*julLogger
 	if old := julKeys.k.Load(); old != nil {
 		k = append(k, *old...)
 	}
 	for len(k) <= int(h) {
 		k = append(k, nil)
 	}
-	k[h] = b
+	k[h] = l
 	julKeys.k.Store(&k)
-	return b
+	return l
 }
 
 // mutf8FromUTF8 converts a UTF-8 key (a logger the C API registered first)
@@ -118,20 +151,30 @@ func mutf8FromUTF8(b []byte) []byte {
 // GetStringUTFRegion writes), stopping before a unit that would take dst
 // beyond max bytes.
 func appendMUTF8(dst []byte, s []uint16, max int) []byte {
-	// ASCII without NUL, the usual message, byte for unit.
+	// ASCII without NUL, the usual message, byte for unit: eight units at
+	// a time while they all are, then one at a time.
 	n := len(dst)
 	a := min(len(s), max-n)
 	if a > 0 {
 		dst = slices.Grow(dst, a)[:n+a]
 		d := dst[n : n+a]
-		for i, c := range s[:a] {
+		i := 0
+		for ; i+8 <= a; i += 8 {
+			u := (*[2]uint64)(unsafe.Pointer(&s[i])) // units i to i+7, little-endian as amd64 and arm64 are
+			v, w := u[0], u[1]
+			if !asciiUnits(v) || !asciiUnits(w) {
+				break
+			}
+			binary.LittleEndian.PutUint64(d[i:], packUnits(v)|packUnits(w)<<32)
+		}
+		for ; i < a; i++ {
+			c := s[i]
 			if c-1 >= 0x7F { // 0 wraps
-				dst, a = dst[:n+i], i
 				break
 			}
 			d[i] = byte(c)
 		}
-		s = s[a:]
+		dst, s = dst[:n+i], s[i:]
 	}
 	for _, c := range s {
 		switch {
@@ -153,6 +196,20 @@ func appendMUTF8(dst []byte, s []uint16, max int) []byte {
 		}
 	}
 	return dst
+}
+
+// asciiUnits reports whether the four UTF-16 units of v (the first in the
+// low bits) are all ASCII without NUL, one byte each in modified UTF-8.
+func asciiUnits(v uint64) bool {
+	const high, ones, tops = 0xFF80FF80FF80FF80, 0x0001000100010001, 0x8000800080008000
+	// Below 0x80 all four, a unit's 1 is borrowed only from a 0 unit,
+	// whose top bit the subtraction then sets.
+	return v&high == 0 && (v-ones)&tops == 0
+}
+
+// packUnits packs the low bytes of v's four units into the low 32 bits.
+func packUnits(v uint64) uint64 {
+	return v&0xFF | v>>8&0xFF00 | v>>16&0xFF0000 | v>>24&0xFF000000
 }
 
 // julBatches are the converters' batch buffers.
@@ -249,17 +306,17 @@ func appendJulMarker(b []byte, v, w uint64, mono int64, chars []uint16) []byte {
 	h := int32(v >> 8 & 0xFFFFFF)
 	n, off := int(v>>32), int(w>>32)
 	lv := julLevel(int32(uint32(w)))
-	key := julKey(h)
-	if key == nil || lv == "" || off+n > len(chars) || len(key) > 0xFFFF {
+	lg := julKey(h)
+	if lg == nil || lv < 0 || off+n > len(chars) || len(lg.key) > 0xFFFF {
 		return b
 	}
+	pre := lg.pre[lv]
 	start := len(b)
-	b = host.BeginBatchRecord(b, host.BatchMarker, host.BatchFlagMUTF8, 0xFFFF, 0, 0, mono)
-	b = append(b, key...)
-	b = append(b, lv...)
-	b = append(b, ' ')
-	b = appendMUTF8(b, chars[off:off+n], len(b)+maxString-len(lv)-1)
-	return host.EndBatchRecord(b, start, len(key))
+	b = slices.Grow(b, len(pre)+n+host.BatchAlign) // an ASCII message's record
+	b = append(b, pre...)                          // header, key, level
+	binary.LittleEndian.PutUint64(b[start+batchTimeOff:], uint64(mono))
+	b = appendMUTF8(b, chars[off:off+n], len(b)+maxString-(len(pre)-host.BatchHeaderSize-len(lg.key)))
+	return host.EndBatchRecord(b, start, len(lg.key))
 }
 
 // appendJulName appends the thread name record of word v.

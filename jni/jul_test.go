@@ -77,13 +77,13 @@ func runSubmitJul(t *testing.T, ev []int64, chars string) []submitted {
 }
 
 func setJulKeys(keys ...string) {
-	k := [][]byte{nil}
+	k := []*julLogger{nil}
 	for _, s := range keys {
-		var b []byte
+		var l *julLogger
 		if s != "" {
-			b = []byte(s)
+			l = newJulLogger([]byte(s))
 		}
-		k = append(k, b)
+		k = append(k, l)
 	}
 	julKeys.k.Store(&k)
 }
@@ -212,5 +212,55 @@ func BenchmarkSubmitJul(b *testing.B) {
 
 	if n == 0 {
 		b.Fatal("no batch")
+	}
+}
+
+// refMUTF8 is appendMUTF8 one unit at a time, the reference for its fast
+// path.
+func refMUTF8(dst []byte, s []uint16, max int) []byte {
+	for _, c := range s {
+		var e []byte
+		switch {
+		case c != 0 && c < 0x80:
+			e = []byte{byte(c)}
+		case c < 0x800:
+			e = []byte{0xC0 | byte(c>>6), 0x80 | byte(c&0x3F)}
+		default:
+			e = []byte{0xE0 | byte(c>>12), 0x80 | byte(c>>6&0x3F), 0x80 | byte(c&0x3F)}
+		}
+		if len(dst)+len(e) > max {
+			break
+		}
+		dst = append(dst, e...)
+	}
+	return dst
+}
+
+// TestAppendMUTF8Runs: ASCII runs of every length up to 40 with one unit
+// that is not plain ASCII (NUL, 0x7F, 0x80, 0x100, 0xFF01, a surrogate) at
+// every position, each cut at every byte limit, give the reference's
+// bytes: eight units at a time stop at the right unit.
+func TestAppendMUTF8Runs(t *testing.T) {
+	odd := []uint16{0, 0x7F, 0x80, 0xFF, 0x100, 0x7F7F, 0xFF01, 0xD83D, 0x0180}
+	for n := 0; n <= 40; n++ {
+		for pos := -1; pos < n; pos++ {
+			for _, o := range odd {
+				s := make([]uint16, n)
+				for i := range s {
+					s[i] = uint16('a' + i%26)
+				}
+				if pos >= 0 {
+					s[pos] = o
+				}
+				for max := 0; max <= n*3+2; max += 1 + max/8 {
+					pre := []byte("xy")
+					got := appendMUTF8(slices.Clone(pre), s, max+len(pre))
+					want := refMUTF8(slices.Clone(pre), s, max+len(pre))
+					if !bytes.Equal(got, want) {
+						t.Fatalf("%d units, %#x at %d, max %d: % x; want % x", n, o, pos, max, got, want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -10,8 +10,12 @@
  *
  * It logs WARMUP records (default 1000000) so that the JIT has compiled the
  * path, sleeps for the system property bench.pauseMs (default 0), then logs RECORDS records of a short message on one thread
- * and prints "records=N ns=T cpu=C" (T the nanoseconds of the timed loop,
- * C the logging thread's CPU time in them).
+ * and prints "records=N ns=T cpu=C proc=P flush=F alloc=A" (T the nanoseconds
+ * of the timed loop, C the logging thread's CPU time in them, P the whole
+ * process's, -1 when the JVM does not tell, F the nanoseconds the logging
+ * thread spent handing tadpole's probe buffers over, waiting for free ones
+ * included, 0 for the other handlers, A the bytes the logging thread
+ * allocated, -1 when the JVM does not tell).
  */
 import io.tadpole.Tadpole;
 
@@ -67,6 +71,16 @@ public class JulBench {
 		}
 		Tadpole.marker("bench", "start");
 		ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+		java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+		com.sun.management.OperatingSystemMXBean pos = os instanceof com.sun.management.OperatingSystemMXBean
+				? (com.sun.management.OperatingSystemMXBean) os : null;
+		long p0 = pos != null ? pos.getProcessCpuTime() : -1;
+		boolean tp = mode.equals("tadpole");
+		long f0 = tp ? io.tadpole.Probe.flushNanos() : 0;
+		com.sun.management.ThreadMXBean amx = mx instanceof com.sun.management.ThreadMXBean
+				? (com.sun.management.ThreadMXBean) mx : null;
+		long tid = Thread.currentThread().getId();
+		long a0 = amx != null ? amx.getThreadAllocatedBytes(tid) : -1;
 		long c0 = mx.getCurrentThreadCpuTime();
 		long t0 = System.nanoTime();
 		for (int i = 0; i < records; i++) {
@@ -74,7 +88,10 @@ public class JulBench {
 		}
 		long ns = System.nanoTime() - t0;
 		long cpu = mx.getCurrentThreadCpuTime() - c0;
+		long alloc = a0 >= 0 ? amx.getThreadAllocatedBytes(tid) - a0 : -1;
+		long proc = p0 >= 0 ? pos.getProcessCpuTime() - p0 : -1;
+		long flush = tp ? io.tadpole.Probe.flushNanos() - f0 : 0;
 		Tadpole.marker("bench", "end");
-		System.out.println("records=" + records + " ns=" + ns + " cpu=" + cpu);
+		System.out.println("records=" + records + " ns=" + ns + " cpu=" + cpu + " proc=" + proc + " flush=" + flush + " alloc=" + alloc);
 	}
 }

@@ -53,10 +53,34 @@ final class JulHandler extends Handler {
 	 * them. */
 	@Override
 	public void publish(LogRecord r) {
-		if (r == null || !name.equals(r.getLoggerName())) {
+		if (r == null) {
 			return;
 		}
+		// The logger sets its own name, the string this handler holds.
+		String ln = r.getLoggerName();
+		if (ln != name && !name.equals(ln)) {
+			return;
+		}
+		// The common case: a plain message of a standard level that the
+		// logger's state records into the probe buffers. It stays short, a
+		// few reads and the call that appends (Probe.Buf.jul, which C2 does
+		// not inline), so that C2 inlines JUL's Logger.log(LogRecord) with
+		// this handler into the logging call and keeps the LogRecord off
+		// the heap, as for a handler that does nothing.
+		ObjLongConsumer<String> j = Tadpole.jul;
 		Level l = r.getLevel();
+		String msg = r.getMessage();
+		if (j != null && msg != null && keyFits && msg.length() <= JUL_MSG_MAX && r.getParameters() == null
+				&& r.getResourceBundle() == null && standard(l) && Tadpole.julRecords(handle, l.intValue())) {
+			j.accept(msg, (long) handle << 32 | (l.intValue() & 0xFFFFFFFFL));
+			return;
+		}
+		publishOther(r, l);
+	}
+
+	/* publishOther publishes a record of level l that publish did not put
+	 * into the probe buffers: the logger's state decides (julAccept). */
+	private void publishOther(LogRecord r, Level l) {
 		String msg = r.getMessage();
 		if (r.getParameters() != null || r.getResourceBundle() != null) {
 			msg = FORMAT.formatMessage(r);

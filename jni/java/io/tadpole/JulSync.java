@@ -91,7 +91,7 @@ final class JulSync implements Runnable {
 				if (l == null) {
 					continue;
 				}
-				jh = new JulHandler(n, h);
+				jh = new JulHandler(l.getName(), h); // the string its records carry
 				l.addHandler(jh);
 				HANDLERS.put(n, jh);
 				ATTACHED.put(n, l);

@@ -234,9 +234,7 @@ public final class Probe {
 		@Override
 		public void accept(String msg, long hl) {
 			try {
-				Buf b = buf();
-				if (b != null)
-					b.jul(msg, hl);
+				Buf.jul(msg, hl);
 			} catch (Throwable x) {
 				// never into the application
 			}
@@ -310,63 +308,77 @@ public final class Probe {
 			n = i + 2;
 		}
 
-		/** jul appends a JUL record (Jul.accept), its thread's name first when it changed. */
-		void jul(String msg, long hl) {
-			String nm = owner.getName();
+		/**
+		 * jul appends a JUL record (Jul.accept) to the calling thread's
+		 * buffer, its thread's name first when it changed, making room as
+		 * needed: it hands the buffer over when its words or chars are short
+		 * (a char array that filled first grows). The common case goes first:
+		 * the thread's name known, the millisecond of the last word, room for
+		 * the record.
+		 *
+		 * <p>It is one method, larger than C2's FreqInlineSize (325 bytes of
+		 * bytecode), on purpose: C2 calls it rather than inlining it into the
+		 * handler. That keeps java.util.logging's Logger.log(LogRecord), with
+		 * JulHandler.publish inlined, small enough (InlineSmallCode) for the
+		 * logging call to inline it, and escape analysis then keeps the
+		 * LogRecord off the heap, as it does for a handler that does nothing:
+		 * 80 bytes and their allocation less per record.
+		 */
+		static void jul(String msg, long hl) {
+			Buf b = buf();
+			if (b == null)
+				return;
 			int ml = msg.length();
-			int nl = nm == jname ? -1 : Math.min(nm.length(), JUL_NAME_MAX);
-			int need = nl > 0 ? ml + nl : ml;
-			int i = n;
+			int i = b.n;
+			int c = b.nc;
+			char[] cs = b.chars;
+			String nm = b.owner.getName();
 			long t = tick;
-			char[] cs = chars;
-			if (t != last || i > SIZE - 6 || cs == null || nc > cs.length - need) {
-				i = julRoom(t, i, need);
-				cs = chars;
-			}
-			int c = nc;
-			if (nl >= 0) {
-				nm.getChars(0, nl, cs, c);
-				a[i] = (long) nl << 32 | (long) c << 8 | JNAME;
-				a[i + 1] = 0;
-				i += 2;
-				c += nl;
-				jname = nm;
+			long[] a = b.a;
+			if (nm != b.jname || t != b.last || i > SIZE - 2 || cs == null || c > cs.length - ml) {
+				int nl = nm == b.jname ? -1 : Math.min(nm.length(), JUL_NAME_MAX);
+				int need = nl > 0 ? ml + nl : ml;
+				if (t != b.last || i > SIZE - 6 || cs == null || c > cs.length - need) {
+					// Room for a time record, four words and need chars.
+					int g = gen;
+					if (g != b.bufGen) {
+						b.bufGen = g;
+						i = 0;
+						b.n = 0;
+						b.last = -1;
+					}
+					if (i == 0)
+						b.nc = 0; // no word refers to a char
+					boolean full = cs == null || b.nc > cs.length - need;
+					if (full || i > SIZE - 6) {
+						if (i > 0)
+							i = b.handOver(i); // takes the chars too
+						b.nc = 0;
+						int len = cs == null ? JUL_CHARS
+								: full && cs.length < JUL_CHARS_MAX ? 2 * cs.length : cs.length;
+						while (len < need)
+							len *= 2;
+						if (cs == null || len != cs.length)
+							b.chars = new char[len];
+					}
+					i = b.room(t, i);
+					cs = b.chars;
+					c = b.nc;
+				}
+				if (nl >= 0) {
+					nm.getChars(0, nl, cs, c);
+					a[i] = (long) nl << 32 | (long) c << 8 | JNAME;
+					a[i + 1] = 0;
+					i += 2;
+					c += nl;
+					b.jname = nm;
+				}
 			}
 			msg.getChars(0, ml, cs, c);
 			a[i] = (long) ml << 32 | (hl >>> 32 & 0xFFFFFF) << 8 | JUL;
 			a[i + 1] = (long) c << 32 | (hl & 0xFFFFFFFFL);
-			nc = c + ml;
-			n = i + 2;
-		}
-
-		/**
-		 * julRoom makes room at i for a time record, four words and need
-		 * chars: it hands the buffer over when its words or chars are short
-		 * (a char array that filled first grows), then room.
-		 */
-		int julRoom(long t, int i, int need) {
-			int g = gen;
-			if (g != bufGen) {
-				bufGen = g;
-				i = 0;
-				n = 0;
-				last = -1;
-			}
-			if (i == 0)
-				nc = 0; // no word refers to a char
-			char[] cs = chars;
-			boolean full = cs == null || nc > cs.length - need;
-			if (full || i > SIZE - 6) {
-				if (i > 0)
-					i = handOver(i); // takes the chars too
-				nc = 0;
-				int len = cs == null ? JUL_CHARS : full && cs.length < JUL_CHARS_MAX ? 2 * cs.length : cs.length;
-				while (len < need)
-					len *= 2;
-				if (cs == null || len != cs.length)
-					chars = new char[len];
-			}
-			return room(t, i);
+			b.nc = c + ml;
+			b.n = i + 2;
 		}
 
 		/** handOver hands the buffer's first i words to the agent; it returns 0, where the next word goes. */

@@ -63,6 +63,22 @@ public final class Tadpole {
 		}
 	}
 
+	/*
+	 * julRecords reports whether julAccept would answer JUL_RECORD for a
+	 * logger that records all levels or a range of them, the common states,
+	 * in a few instructions (JulHandler.publish inlines it); false sends the
+	 * record to julAccept.
+	 */
+	static boolean julRecords(int h, int level) {
+		long[] t = julAcc;
+		if (t == null || h <= 0 || h >= t.length) {
+			return false;
+		}
+		long a = t[h];
+		int k = (int) a & 0xFF;
+		return k == ACC_ALL || k == ACC_RANGE && level >= (int) (a >>> 32);
+	}
+
 	private Tadpole() {
 	}
 
