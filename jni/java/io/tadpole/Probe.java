@@ -104,8 +104,39 @@ public final class Probe {
 			record(t, (long) (line & 0xFFFF) << 48 | (long) id << 8 | EXIT);
 	}
 
-	/** record appends the event word w at time t (a value of now). */
+	/**
+	 * exit with the event word whole: {@code line << 48 | id << 8 | EXIT},
+	 * one ldc2_w constant at the call site (jvm/instrument's PackedWords),
+	 * so the probe is 8 bytes of the caller's bytecode instead of 12.
+	 */
+	public static void exit(long w) {
+		long t = now;
+		if (t != OFF)
+			record(t, w);
+	}
+
+	/**
+	 * record appends the event word w at time t (a value of now). The JIT
+	 * inlines it into every probe, so it holds the common case alone: the
+	 * thread's Buf is in HOT, its last word is of this millisecond and it
+	 * has room. Everything else is in append, a call (cold at every site,
+	 * and over MaxInlineSize): a probe inlines a fifth as much bytecode as
+	 * through buf and put, which keeps C2's compile time and the inlining
+	 * budget of traced methods for the application's own code.
+	 */
 	static void record(long t, long w) {
+		Thread c = Thread.currentThread();
+		Buf b = HOT[(int) c.getId() & (NHOT - 1)];
+		int i;
+		if (b != null && b.owner == c && b.last == t && (i = b.n) < SIZE - 1) {
+			b.a[i] = w;
+			b.n = i + 1;
+		} else
+			append(t, w);
+	}
+
+	/** append is record's slow path: the thread's Buf found or made, then put. */
+	static void append(long t, long w) {
 		Buf b = buf();
 		if (b != null)
 			b.put(t, w);
@@ -120,6 +151,21 @@ public final class Probe {
 			if (b == null)
 				return;
 			b.put2((long) (line & 0xFFFF) << 48 | (long) id << 8 | THROWN, e);
+		} catch (Throwable x) {
+			// never into the application
+		}
+	}
+
+	/** thrown with the event word whole: {@code line << 48 | id << 8 | THROWN}. */
+	public static void thrown(Throwable t, long w) {
+		if (now == OFF)
+			return;
+		try {
+			long e = type(t);
+			Buf b = buf();
+			if (b == null)
+				return;
+			b.put2(w, e);
 		} catch (Throwable x) {
 			// never into the application
 		}
