@@ -115,28 +115,8 @@ public final class Probe {
 			record(t, w);
 	}
 
-	/**
-	 * record appends the event word w at time t (a value of now). The JIT
-	 * inlines it into every probe, so it holds the common case alone: the
-	 * thread's Buf is in HOT, its last word is of this millisecond and it
-	 * has room. Everything else is in append, a call (cold at every site,
-	 * and over MaxInlineSize): a probe inlines a fifth as much bytecode as
-	 * through buf and put, which keeps C2's compile time and the inlining
-	 * budget of traced methods for the application's own code.
-	 */
+	/** record appends the event word w at time t (a value of now). */
 	static void record(long t, long w) {
-		Thread c = Thread.currentThread();
-		Buf b = HOT[(int) c.getId() & (NHOT - 1)];
-		int i;
-		if (b != null && b.owner == c && b.last == t && (i = b.n) < SIZE - 1) {
-			b.a[i] = w;
-			b.n = i + 1;
-		} else
-			append(t, w);
-	}
-
-	/** append is record's slow path: the thread's Buf found or made, then put. */
-	static void append(long t, long w) {
 		Buf b = buf();
 		if (b != null)
 			b.put(t, w);
