@@ -397,6 +397,7 @@ func traced(name string, boot bool) bool {
 var instrumenters = sync.Pool{New: func() any {
 	cfg := instrument.DefaultConfig()
 	cfg.PassThrowable = true
+	cfg.PackedWords = true
 	cfg.Exclude = append(cfg.Exclude, "io/tadpole/")
 	cfg.MethodSig = func(class, name, desc string, access int, sig string) (int32, bool) {
 		return agent.NewMethod(sig).ID(), true

@@ -57,6 +57,7 @@ func (c classPool) Methodref(class, name, desc string) (uint16, error) {
 }
 func (c classPool) Class(name string) (uint16, error) { return c.p.AddClass(name) }
 func (c classPool) Integer(v int32) (uint16, error)   { return c.p.AddInteger(v) }
+func (c classPool) Long(v int64) (uint16, error)      { return c.p.AddLong(v) }
 
 // Code attributes holding bytecode offsets in type annotation targets.
 var typeAnnotationAttrs = []string{"RuntimeVisibleTypeAnnotations", "RuntimeInvisibleTypeAnnotations"}

@@ -19,7 +19,29 @@ const (
 	// the helper can name its type.
 	ThrownThrowableDesc = "(Ljava/lang/Throwable;II)V" // thrown(Throwable t, int id, int line)
 	BubbleThrowableDesc = "(Ljava/lang/Throwable;I)V"  // bubble(Throwable t, int id)
+
+	// With Config.PackedWords the exit and thrown probes push one long
+	// constant, Word(kind, id, line), instead of the id and the line: an
+	// ldc2_w of 3 bytes instead of two pushes of up to 3 each. The helper
+	// overloads Exit and Thrown with these descriptors.
+	ExitWordDesc            = "(J)V"                      // exit(long word)
+	ThrownWordDesc          = "(J)V"                      // thrown(long word), before athrow
+	ThrownThrowableWordDesc = "(Ljava/lang/Throwable;J)V" // thrown(Throwable t, long word)
 )
+
+// The kinds in the low byte of a packed word (Word).
+const (
+	KindExit   = 1
+	KindThrown = 2
+)
+
+// Word is the packed argument of an exit or thrown probe with
+// Config.PackedWords: line << 48 | id << 8 | kind, the line's low 16 bits
+// and the id sign-extended, which is what Java's
+// (long) (line & 0xFFFF) << 48 | (long) id << 8 | kind gives.
+func Word(kind, id, line int32) int64 {
+	return int64(line&0xFFFF)<<48 | int64(id)<<8 | int64(kind)
+}
 
 // NoLine is the line passed to exit and thrown when the method has no
 // LineNumberTable.
@@ -59,6 +81,13 @@ type Config struct {
 	// method's Bytefrog signature (Signature) and access flags as well,
 	// so that ids can be registered by signature.
 	MethodSig func(class, name, desc string, access int, signature string) (id int32, ok bool)
+	// PackedWords makes the exit and thrown probes pass their id and line
+	// as one long constant (Word, ExitWordDesc, ThrownWordDesc or
+	// ThrownThrowableWordDesc): every exit and thrown chunk is then 8 bytes
+	// instead of up to 12, which keeps small traced methods within the
+	// JIT's inlining limits. Each distinct word is a Long in the constant
+	// pool; when the pool is full the probe takes the two ints instead.
+	PackedWords bool
 	// PassThrowable makes the thrown and bubble probes pass the exception
 	// first (ThrownThrowableDesc, BubbleThrowableDesc); max_stack then grows
 	// by 3 instead of 2.

@@ -12,6 +12,8 @@ type Pool interface {
 	Class(name string) (uint16, error)
 	// Integer returns the index of a CONSTANT_Integer, appended if absent.
 	Integer(v int32) (uint16, error)
+	// Long returns the index of a CONSTANT_Long, appended if absent.
+	Long(v int64) (uint16, error)
 }
 
 // stack-effect table for the constructor prologue: slots popped and pushed by

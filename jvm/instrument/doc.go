@@ -13,6 +13,12 @@
 //	thrown  [nop*] push id; push line; invokestatic thrown(II)V before athrow
 //	handler [nop*] push id; invokestatic bubble(I)V; athrow    appended, catch_type 0
 //
+// With Config.PackedWords the exit and thrown probes push one long
+// constant instead of the id and the line, Word(kind, id, line), and call
+// the helper's overloads exit(J)V and thrown(J)V (thrown(Throwable, J)V
+// with PassThrowable): 8 bytes per chunk instead of up to 12. A class whose
+// constant pool is full gets the two ints.
+//
 // With Config.PassThrowable the thrown and bubble probes first dup the
 // exception and pass it (ThrownThrowableDesc, BubbleThrowableDesc), so the
 // helper can map its class; max_stack then grows by 3. Config.MethodSig

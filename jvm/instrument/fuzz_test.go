@@ -56,8 +56,9 @@ func FuzzInstrument(f *testing.F) {
 	for _, b := range seedClasses(f) {
 		f.Add(b)
 	}
-	cfg := DefaultConfig()
 	f.Fuzz(func(t *testing.T, b []byte) {
+		cfg := DefaultConfig()
+		cfg.PackedWords = len(b)%2 == 1 // either probe shape, by the input
 		x, err := New(&cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +202,17 @@ func FuzzInstrumentCode(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	cfg := DefaultConfig()
+	cfg.PackedWords, cfg.PassThrowable = true, true
+	xp, err := New(&cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, code []byte, ctor, frames bool) {
+		x := x
+		if len(code)%2 == 1 { // either probe shape, by the input
+			x = xp
+		}
 		m := &Method{Class: "a/B", Name: "f", Desc: "(I)V", Access: AccStatic, Code: &Code{
 			MaxStack: 4, MaxLocals: 2, Bytecode: code,
 			Lines: [][]LineNumber{{{StartPC: 0, Line: 1}}},

@@ -40,6 +40,7 @@ func (p *fakePool) Methodref(c, n, d string) (uint16, error) {
 }
 func (p *fakePool) Class(n string) (uint16, error)  { return p.add("C" + n), nil }
 func (p *fakePool) Integer(v int32) (uint16, error) { return p.add(fmt.Sprint("I", v)), nil }
+func (p *fakePool) Long(v int64) (uint16, error)    { return p.add(fmt.Sprint("J", v)), nil }
 
 // asm builds bytecode.
 type asm struct{ b []byte }

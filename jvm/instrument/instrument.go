@@ -143,24 +143,35 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 			}
 			chunks = append(chunks, Chunk{At: in.Off, Bytes: b})
 		}
-		var ref uint16
+		var ref, wordRef uint16
+		var kind int32
 		switch {
 		case in.Op.IsReturn():
-			ref = x.refs.exit
+			ref, wordRef, kind = x.refs.exit, x.refs.exitWord, KindExit
 		case in.Op == OpAthrow:
 			if preSuper != nil && preSuper[i] {
 				continue // before the entry probe: no event for this frame yet
 			}
-			ref = x.refs.thrown
+			ref, wordRef, kind = x.refs.thrown, x.refs.thrownWord, KindThrown
 		default:
 			continue
 		}
 		var head []byte
-		if ref == x.refs.thrown && x.cfg.PassThrowable {
+		if kind == KindThrown && x.cfg.PassThrowable {
 			head = dupHead
 		}
+		line := lines.line(in.Off)
 		var b []byte
-		x.arena, b, err = probeHead(x.arena, ref, pool, head, nil, idPush, true, lines.line(in.Off))
+		var wordBuf [3]byte
+		w, ok := wordBuf[:0], false
+		if wordRef != 0 {
+			w, ok = pushWord(w, kind, id, line, pool)
+		}
+		if ok {
+			x.arena, b, err = probeHead(x.arena, wordRef, pool, head, nil, w, false, 0)
+		} else {
+			x.arena, b, err = probeHead(x.arena, ref, pool, head, nil, idPush, true, line)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -47,6 +47,7 @@ type Method struct {
 // probeRefs are the constant pool indexes the probes use in one class.
 type probeRefs struct {
 	enter, exit, thrown, bubble, throwable uint16
+	exitWord, thrownWord                   uint16 // Config.PackedWords: the overloads taking a word
 }
 
 func (r *probeRefs) resolve(c *Config, pool Pool) error {
@@ -70,6 +71,14 @@ func (r *probeRefs) resolve(c *Config, pool Pool) error {
 	} else {
 		r.thrown = ref(c.Thrown, ThrownDesc)
 		r.bubble = ref(c.Bubble, BubbleDesc)
+	}
+	if c.PackedWords {
+		r.exitWord = ref(c.Exit, ExitWordDesc)
+		if c.PassThrowable {
+			r.thrownWord = ref(c.Thrown, ThrownThrowableWordDesc)
+		} else {
+			r.thrownWord = ref(c.Thrown, ThrownWordDesc)
+		}
 	}
 	if err == nil {
 		r.throwable, err = pool.Class("java/lang/Throwable")
@@ -97,6 +106,17 @@ func pushInt(dst []byte, v int32, pool Pool) ([]byte, error) {
 	}
 	dst = append(dst, byte(OpLdcW)) // an appended constant may not fit ldc's u1 index
 	return binary.BigEndian.AppendUint16(dst, i), nil
+}
+
+// pushWord appends an ldc2_w of the packed word of a probe of kind
+// (Config.PackedWords); ok false when the pool has no room for it.
+func pushWord(dst []byte, kind, id, line int32, pool Pool) ([]byte, bool) {
+	i, err := pool.Long(Word(kind, id, line))
+	if err != nil {
+		return dst, false
+	}
+	dst = append(dst, byte(OpLdc2W))
+	return binary.BigEndian.AppendUint16(dst, i), true
 }
 
 // probe appends to arena a chunk that pushes id (idPush, from pushInt) and

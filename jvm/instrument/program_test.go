@@ -3,6 +3,7 @@ package instrument
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"github.com/tadpole-trace/tadpole/jvm/classfile"
 	"os"
 	"os/exec"
@@ -78,7 +79,7 @@ func TestProgramVerifies(t *testing.T) {
 	javac := requireTool(t, "javac")
 	java := requireTool(t, "java")
 	dir := t.TempDir()
-	classes, out := filepath.Join(dir, "classes"), filepath.Join(dir, "out")
+	classes := filepath.Join(dir, "classes")
 	srcs, _ := filepath.Glob("testdata/java/tadpole/test/*.java")
 	run(t, javac, append([]string{"-g", "-d", classes}, srcs...)...)
 	// A version 48 class with jsr/ret subroutines, written with ASM.
@@ -87,9 +88,20 @@ func TestProgramVerifies(t *testing.T) {
 	run(t, javac, "-cp", asmCP, "-d", gen, "testdata/java/jsrgen/JsrGen.java")
 	run(t, java, "-cp", gen+string(os.PathListSeparator)+asmCP, "JsrGen", classes)
 	want, _ := run(t, java, "-cp", classes, "tadpole.test.Main")
+	for _, packed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("PackedWords=%v", packed), func(t *testing.T) {
+			programVerifies(t, java, classes, filepath.Join(dir, fmt.Sprintf("out-%v", packed)), want, packed)
+		})
+	}
+}
 
+// programVerifies instruments classes into out, with or without
+// PackedWords, and runs the result under -Xverify:all: the same output as
+// classes gives, and the helper's stack discipline on every thread.
+func programVerifies(t *testing.T, java, classes, out, want string, packed bool) {
 	cfg := DefaultConfig()
 	cfg.Helper = "tadpole/test/Probe"
+	cfg.PackedWords = packed
 	x, err := New(&cfg)
 	if err != nil {
 		t.Fatal(err)

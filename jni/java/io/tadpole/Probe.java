@@ -104,6 +104,17 @@ public final class Probe {
 			record(t, (long) (line & 0xFFFF) << 48 | (long) id << 8 | EXIT);
 	}
 
+	/**
+	 * exit with the event word whole: {@code line << 48 | id << 8 | EXIT},
+	 * one ldc2_w constant at the call site (jvm/instrument's PackedWords),
+	 * so the probe is 8 bytes of the caller's bytecode instead of 12.
+	 */
+	public static void exit(long w) {
+		long t = now;
+		if (t != OFF)
+			record(t, w);
+	}
+
 	/** record appends the event word w at time t (a value of now). */
 	static void record(long t, long w) {
 		Buf b = buf();
@@ -120,6 +131,21 @@ public final class Probe {
 			if (b == null)
 				return;
 			b.put2((long) (line & 0xFFFF) << 48 | (long) id << 8 | THROWN, e);
+		} catch (Throwable x) {
+			// never into the application
+		}
+	}
+
+	/** thrown with the event word whole: {@code line << 48 | id << 8 | THROWN}. */
+	public static void thrown(Throwable t, long w) {
+		if (now == OFF)
+			return;
+		try {
+			long e = type(t);
+			Buf b = buf();
+			if (b == null)
+				return;
+			b.put2(w, e);
 		} catch (Throwable x) {
 			// never into the application
 		}

@@ -76,6 +76,24 @@ public final class Probe {
         state().throwns++;
     }
 
+    /** exit with Config.PackedWords: line << 48 | id << 8 | 1. */
+    public static void exit(long w) {
+        State s = state();
+        s.exits++;
+        s.pop((int) (w >>> 8), (w & 0xFF) == 1 ? "exit" : "exit word of kind " + (w & 0xFF));
+        if ((w & 0xFF) != 1) s.mismatches++;
+    }
+
+    /** thrown with Config.PackedWords: line << 48 | id << 8 | 2. */
+    public static void thrown(long w) {
+        State s = state();
+        s.throwns++;
+        if ((w & 0xFF) != 2) {
+            s.mismatches++;
+            if (s.firstMismatch == null) s.firstMismatch = "thrown word of kind " + (w & 0xFF);
+        }
+    }
+
     public static void bubble(int id) {
         State s = state();
         s.bubbles++;
