@@ -413,12 +413,19 @@ func (p *pipeline) relMillis(monoNs int64) int32 {
 // queue; after a failure it only recycles them.
 func (p *pipeline) writeData(c net.Conn) {
 	defer p.wg.Done()
+	raw := newRawSender(c)
 	for b := range p.pool.queue {
 		if !p.failed() {
 			if p.cfg.StallTimeout > 0 {
 				c.SetWriteDeadline(time.Now().Add(p.cfg.StallTimeout))
 			}
-			if _, err := c.Write(b.b); errors.Is(err, os.ErrDeadlineExceeded) {
+			var err error
+			if raw != nil {
+				err = raw.write(b.b)
+			} else {
+				_, err = c.Write(b.b)
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
 				p.fail(fmt.Errorf("%w for %v: tracing stopped so that the program does not wait: %w",
 					ErrHQStalled, p.cfg.StallTimeout, err))
 			} else if err != nil {
