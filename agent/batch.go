@@ -149,12 +149,12 @@ func submitBatch(thread uint64, b []byte, cp *[]byte, n int) int {
 	return n
 }
 
-// submitProbes publishes the checked probe words *wp (copyProbes) of n
-// events, a probePool buffer handed over.
-func submitProbes(s *pipeline, thread uint64, wp *[]int64, n int) int {
-	size := int64(len(*wp)) * probeWordSize
-	if !s.admitHost(size) || !s.publishHost(thread, size, nil, wp) {
-		probePool.Put(wp)
+// submitProbes publishes the checked probe words of pb (copyProbes, or a
+// host's lent words, hostHandProbes) of n events, handed over. It returns
+// n, or 0 when nothing was published (pb is then the caller's again).
+func submitProbes(s *pipeline, thread uint64, pb *probeBuf, n int) int {
+	size := int64(len(pb.w)) * probeWordSize
+	if !s.admitHost(size) || !s.publishHost(thread, size, nil, pb) {
 		return 0
 	}
 	return n
@@ -173,10 +173,10 @@ func (s *pipeline) admitHost(size int64) bool {
 	return s.batchRoom.wait(s, size)
 }
 
-// publishHost publishes a host thread's batch (bp) or probe words (wp) of
+// publishHost publishes a host thread's batch (bp) or probe words (pb) of
 // size bytes in one slot of the calling P's lane. It reports false, with
 // nothing published, when the drain has ended.
-func (s *pipeline) publishHost(thread uint64, size int64, bp *[]byte, wp *[]int64) bool {
+func (s *pipeline) publishHost(thread uint64, size int64, bp *[]byte, pb *probeBuf) bool {
 	pending := s.batchBytes.Add(size)
 	key := hostThreadBit | thread
 	l, i, sl, ok := s.lanes.claim(key)
@@ -187,8 +187,8 @@ func (s *pipeline) publishHost(thread uint64, size int64, bp *[]byte, wp *[]int6
 	sl.data = eventData(0, s.now())
 	t := &l.texts[i&s.lanes.mask]
 	k := kindBatch
-	if wp != nil {
-		t.probes, k = wp, kindProbes
+	if pb != nil {
+		t.probes, k = pb, kindProbes
 	} else {
 		t.batch = bp
 	}

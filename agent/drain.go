@@ -468,7 +468,7 @@ func (d *drain) next() *sendBuf {
 	}
 	var b *sendBuf
 	select {
-	case b = <-d.p.pool.free:
+	case <-d.p.pool.free:
 	case <-d.p.shutdown:
 		// A stop still sends what is recorded: the writers recycle every
 		// buffer, also after a failure.
@@ -476,8 +476,9 @@ func (d *drain) next() *sendBuf {
 			d.discard = true
 			return nil
 		}
-		b = <-d.p.pool.free
+		<-d.p.pool.free
 	}
+	b = d.p.pool.take()
 	if d.p.failed() {
 		d.p.pool.recycle(b)
 		d.discard = true

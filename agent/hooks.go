@@ -57,6 +57,7 @@ func init() {
 	host.Register(host.Agent{
 		SubmitBatch:  hostSubmitBatch,
 		SubmitProbes: hostSubmitProbes,
+		HandProbes:   hostHandProbes,
 		Gate:         hostGate,
 		CurrentMode:  currentMode,
 		AddModeHook:  addModeHook,

@@ -49,17 +49,20 @@ func (d *drain) batchRun(b []byte, off int, thread uint64) int {
 }
 
 // probes handles a published probe buffer (kindProbes): words checked by
-// copyProbes. Runs of entries and exits of mapped methods go straight into
-// the send buffer (probeRun); every other word takes the path of a slot
-// of its own (process), which maps, names and encodes.
+// copyProbes, or lent by a host (hostHandProbes) and checked here, each
+// as it is encoded. Runs of entries and exits of mapped methods go
+// straight into the send buffer (probeRun); every other word takes the
+// path of a slot of its own (process), which maps, names and encodes,
+// unless it names an unregistered id or is of no known kind: then it is
+// left out, as copyProbes leaves it.
 func (d *drain) probes(thread uint64, t *text) {
-	wp := t.probes
+	pb := t.probes
 	t.probes = nil
-	w := *wp
+	w := pb.w
 	defer func() {
 		d.p.batchBytes.Add(-int64(len(w)) * probeWordSize)
 		d.p.batchRoom.made()
-		probePool.Put(wp)
+		pb.done()
 	}()
 	// Each event is stamped with the latest time word before it; before
 	// any, with CLOCK_MONOTONIC 0 (as a host batch record would be).
@@ -102,7 +105,7 @@ func (d *drain) probes(thread uint64, t *text) {
 		default:
 			continue // copyProbes keeps no other kind
 		}
-		if !methodNames.known(ev.method) || ev.exc != 0 && !exceptionNames.known(ev.exc) {
+		if !methodNames.known(ev.method) || (kd == kindThrow || kd == kindBubble) && !exceptionNames.known(ev.exc) {
 			continue
 		}
 		d.process(kd, &ev, &rt)
@@ -132,6 +135,7 @@ func (d *drain) probeRun(w []int64, i int, thread uint64, rel int32) (int, int32
 	stop := min(d.full, cap(buf)-bytefrog.EntryOrExitRoom+1)
 	buf = buf[:cap(buf)]
 	w0 := bytefrog.EventWord0(bytefrog.MsgMethodEntry, rel)
+	t := bytefrog.EntryOrExitThread(tid)
 	for ; i < len(w) && n < stop; i++ {
 		v := uint64(w[i])
 		k, m := v&0xFF, uint32(v>>8)
@@ -144,8 +148,8 @@ func (d *drain) probeRun(w []int64, i int, thread uint64, rel int32) (int, int32
 			continue
 		}
 		// Entries and exits alternate without a pattern: one path for both
-		// (ProbeExit is 1, as is PutEntryOrExit's exit).
-		n += bytefrog.PutEntryOrExit(buf[n:n+bytefrog.EntryOrExitRoom], w0, seq, int32(m), k, uint16(v>>48), tid)
+		// (ProbeExit is 1, as is PutEntryOrExitOf's exit).
+		n += bytefrog.PutEntryOrExitOf((*[bytefrog.EntryOrExitRoom]byte)(buf[n:]), w0, seq, int32(m), k, uint16(v>>48), t)
 		seq++
 	}
 	d.ranTo(seq, buf[:n])

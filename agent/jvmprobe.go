@@ -95,15 +95,15 @@ func hostSubmitProbes(thread uint64, ev []int64) (int, error) {
 	if s == nil || len(ev) == 0 {
 		return 0, nil
 	}
-	var wp *[]int64
+	var pb *probeBuf
 	var n int
 	var err error
 	ok := len(ev) <= maxProbeWords // the pooled buffers hold a JVM probe buffer
 	if ok {
-		wp = probePool.Get().(*[]int64)
-		*wp, n, ok, err = copyProbes((*wp)[:0], ev)
+		pb = probePool.Get().(*probeBuf)
+		pb.w, n, ok, err = copyProbes(pb.w[:0], ev)
 		if !ok {
-			probePool.Put(wp)
+			pb.done()
 		}
 	}
 	if !ok {
@@ -118,17 +118,64 @@ func hostSubmitProbes(thread uint64, ev []int64) (int, error) {
 		return submitBatch(thread, b, bp, len(b)/batchHeaderSize), err
 	}
 	if n == 0 {
-		probePool.Put(wp)
+		pb.done()
 		return 0, err
 	}
-	return submitProbes(s, thread, wp, n), err
+	if submitProbes(s, thread, pb, n) == 0 {
+		pb.done()
+		return 0, err
+	}
+	return n, err
+}
+
+// hostHandProbes is host.HandProbes: the words are published as they are,
+// with no copy and no pass over them here; the drain checks each word as
+// it encodes it (probes), leaves out the bad ones as copyProbes would,
+// and releases them to owner.
+func hostHandProbes(thread uint64, ev []int64, owner host.ProbeOwner) bool {
+	s := active.Load()
+	if s == nil || len(ev) == 0 || len(ev) > maxProbeWords || owner == nil {
+		return false
+	}
+	pb := lentPool.Get().(*probeBuf)
+	pb.w, pb.owner = ev, owner
+	if submitProbes(s, thread, pb, 1) == 0 {
+		pb.w, pb.owner = nil, nil
+		lentPool.Put(pb)
+		return false
+	}
+	return true
 }
 
 // maxProbeWords is the capacity of the pooled probe buffers: a JVM probe
 // buffer's (io.tadpole.Probe.SIZE).
 const maxProbeWords = 8192
 
-var probePool = sync.Pool{New: func() any { w := make([]int64, 0, maxProbeWords); return &w }}
+// probeBuf is a thread's probe words on their way to the drain
+// (kindProbes): words copied into a pooled buffer (owner nil), or a
+// host's own, lent (host.HandProbes) until owner gets them back.
+type probeBuf struct {
+	w     []int64
+	owner host.ProbeOwner
+}
+
+var (
+	probePool = sync.Pool{New: func() any { return &probeBuf{w: make([]int64, 0, maxProbeWords)} }}
+	lentPool  = sync.Pool{New: func() any { return new(probeBuf) }}
+)
+
+// done gives pb back: lent words to their owner, a pooled buffer to its
+// pool.
+func (pb *probeBuf) done() {
+	if o := pb.owner; o != nil {
+		pb.w, pb.owner = nil, nil
+		lentPool.Put(pb)
+		o.Release()
+		return
+	}
+	pb.w = pb.w[:0]
+	probePool.Put(pb)
+}
 
 // copyProbes appends the words of ev to dst as it checks them: dst gets every entry, exit and time word, and each exception
 // word with its type word, whose ids are registered; it reports the number

@@ -199,10 +199,10 @@ func BenchmarkDrainProbes(b *testing.B) {
 	bufs, _ := javacWords(methods, 4, 20000)
 	d, recycle := drainAlone(b)
 	feed := func(w []int64) int64 {
-		wp := probePool.Get().(*[]int64)
-		*wp = append((*wp)[:0], w...)
+		pb := probePool.Get().(*probeBuf)
+		pb.w = append(pb.w[:0], w...)
 		var t text
-		t.probes = wp
+		t.probes = pb
 		d.probes(7|hostThreadBit, &t)
 		recycle()
 		return int64(len(w) - timeWords(w))
@@ -239,10 +239,10 @@ func TestProbePathDoesNotAllocate(t *testing.T) {
 	d, recycle := drainAlone(t)
 	i := 0
 	feed := func() {
-		wp := probePool.Get().(*[]int64)
-		*wp = append((*wp)[:0], bufs[i%len(bufs)]...)
+		pb := probePool.Get().(*probeBuf)
+		pb.w = append(pb.w[:0], bufs[i%len(bufs)]...)
 		i++
-		tx := text{probes: wp}
+		tx := text{probes: pb}
 		d.probes(7|hostThreadBit, &tx)
 		recycle()
 	}

@@ -413,12 +413,19 @@ func (p *pipeline) relMillis(monoNs int64) int32 {
 // queue; after a failure it only recycles them.
 func (p *pipeline) writeData(c net.Conn) {
 	defer p.wg.Done()
+	raw := newRawSender(c)
 	for b := range p.pool.queue {
 		if !p.failed() {
 			if p.cfg.StallTimeout > 0 {
 				c.SetWriteDeadline(time.Now().Add(p.cfg.StallTimeout))
 			}
-			if _, err := c.Write(b.b); errors.Is(err, os.ErrDeadlineExceeded) {
+			var err error
+			if raw != nil {
+				err = raw.write(b.b)
+			} else {
+				_, err = c.Write(b.b)
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
 				p.fail(fmt.Errorf("%w for %v: tracing stopped so that the program does not wait: %w",
 					ErrHQStalled, p.cfg.StallTimeout, err))
 			} else if err != nil {
@@ -443,10 +450,16 @@ type sendBuf struct {
 // writes it and returns it. When every buffer is queued or in flight the
 // drain waits, the ring fills up, and instrumented code waits: nothing is
 // dropped while tracing and memory stays bounded.
+//
+// The free buffers are taken last in, first out: the next one filled is
+// the one a writer gave back last, whose lines the kernel has just read,
+// so that the encoder's stores hit the cache rather than memory.
 type bufPool struct {
 	size    int           // nominal capacity of a buffer
 	full    int           // a buffer is shipped once it holds this many bytes
-	free    chan *sendBuf // buffers ready to be filled
+	free    chan struct{} // one token per buffer in idle
+	mu      sync.Mutex
+	idle    []*sendBuf    // buffers ready to be filled, the latest given back last
 	queue   chan *sendBuf // filled buffers waiting for a data writer
 	waiting atomic.Int32  // buffers queued or being written
 	shipped atomic.Int64  // bytes queued for the data writers, for the management endpoint
@@ -474,13 +487,25 @@ func newBufPool(budget int) *bufPool {
 	p := &bufPool{
 		size:  size,
 		full:  size - size/10,
-		free:  make(chan *sendBuf, n),
+		free:  make(chan struct{}, n),
+		idle:  make([]*sendBuf, 0, n),
 		queue: make(chan *sendBuf, n),
 	}
 	for i := 0; i < n; i++ {
-		p.free <- &sendBuf{b: make([]byte, 0, size)}
+		p.recycle(&sendBuf{b: make([]byte, 0, size)})
 	}
 	return p
+}
+
+// take returns the free buffer given back last; the caller received a
+// token from free first.
+func (p *bufPool) take() *sendBuf {
+	p.mu.Lock()
+	b := p.idle[len(p.idle)-1]
+	p.idle[len(p.idle)-1] = nil
+	p.idle = p.idle[:len(p.idle)-1]
+	p.mu.Unlock()
+	return b
 }
 
 // recycle resets b and returns it to the free list; a buffer that grew for
@@ -490,7 +515,10 @@ func (p *bufPool) recycle(b *sendBuf) {
 		b.b = make([]byte, 0, p.size)
 	}
 	b.b = b.b[:0]
-	p.free <- b
+	p.mu.Lock()
+	p.idle = append(p.idle, b)
+	p.mu.Unlock()
+	p.free <- struct{}{}
 }
 
 // breaks is the queue of lane positions (indexed by lane) at which

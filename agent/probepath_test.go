@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -69,41 +70,96 @@ func processCPU() int64 {
 }
 
 // BenchmarkProbePath is the JVM path's CPU per event off the traced
-// thread: javac-shaped probe buffers (javacWords) submitted as the
-// converter does (host.SubmitProbes, one thread), numbered, mapped and
-// encoded by the drain, written by two data writers into connections that
-// discard. cpu-ns/event is the process's CPU time (every goroutine: the
-// submitting one, the drain, the writers, the GC) per event, measured until
-// the last event is shipped.
+// thread: javac-shaped probe buffers (javacWords) handed over as the
+// converter does, numbered, mapped and encoded by the drain, written by
+// two data writers into connections that discard. lent: the words lent in
+// place (host.HandProbes, as the converter hands over the buffers of
+// probe.c's pool: 32 of them, each given back once encoded); copied:
+// copied and checked first (host.SubmitProbes, the path of buffers with
+// JUL records). cpu-ns/event is the process's CPU time (every goroutine:
+// the submitting one, the drain, the writers, the GC) per event, measured
+// until the last event is shipped; off-thread-ns/event leaves out the
+// submitting goroutine's thread (the traced thread, which copies into the
+// lent buffers).
 func BenchmarkProbePath(b *testing.B) {
+	for _, lent := range []bool{true, false} {
+		name := "copied"
+		if lent {
+			name = "lent"
+		}
+		b.Run(name, func(b *testing.B) { benchProbePath(b, lent) })
+	}
+}
+
+// lentWords is a test host's buffer of probe words lent to the agent,
+// given back into free.
+type lentWords struct {
+	w    []int64
+	free chan *lentWords
+}
+
+func (l *lentWords) Release() { l.free <- l }
+
+func benchProbePath(b *testing.B, lent bool) {
 	p := sinkSession(b, 2)
 	methods := make([]int32, 512)
 	for i := range methods {
 		methods[i] = NewMethod(fmt.Sprintf("com/sun/tools/javac/X%d.m;1;()V", i)).ID()
 	}
 	bufs, perRound := javacWords(methods, 16, 20000)
+	// probe.c's pool: each buffer holds one of bufs, in turn.
+	free := make(chan *lentWords, 32)
+	for i := 0; i < cap(free); i++ {
+		free <- &lentWords{w: append([]int64(nil), bufs[i%len(bufs)]...), free: free}
+	}
+	submit := func(i int) {
+		if !lent {
+			if _, err := host.SubmitProbes(7, bufs[i%len(bufs)]); err != nil {
+				b.Fatal(err)
+			}
+			return
+		}
+		l := <-free
+		// As the JVM's traced thread copies its buffer into the pool's:
+		// the drain reads lines another core has just written.
+		copy(l.w, bufs[i%cap(free)%len(bufs)])
+		if !host.HandProbes(7, l.w, l) {
+			b.Fatal("HandProbes did not take the words")
+		}
+	}
+	count := func(i int) int64 {
+		w := bufs[i%len(bufs)]
+		if lent {
+			w = bufs[i%cap(free)%len(bufs)]
+		}
+		return int64(len(w) - timeWords(w))
+	}
 	// Map every method first: the benchmark measures the steady state.
-	for _, w := range bufs {
-		host.SubmitProbes(7, w)
+	for i := range bufs {
+		submit(i)
 	}
 	waitEvents(b, p, int64(perRound))
 	var want int64
 	for i := 0; i < b.N; i++ {
-		want += int64(len(bufs[i%len(bufs)]) - timeWords(bufs[i%len(bufs)]))
+		want += count(len(bufs) + i)
 	}
+	// The submitting goroutine is the traced thread: its CPU is counted
+	// apart.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b.ReportAllocs()
 	b.ResetTimer()
 	base := p.events.Load()
-	cpu0 := processCPU()
+	cpu0, thread0 := processCPU(), threadCPU()
 	for i := 0; i < b.N; i++ {
-		if _, err := host.SubmitProbes(7, bufs[i%len(bufs)]); err != nil {
-			b.Fatal(err)
-		}
+		submit(len(bufs) + i)
 	}
+	thread := threadCPU() - thread0
 	waitEvents(b, p, base+want)
 	cpu := processCPU() - cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(cpu)/float64(want), "cpu-ns/event")
+	b.ReportMetric(float64(cpu-thread)/float64(want), "off-thread-ns/event")
 	b.ReportMetric(float64(want)/float64(b.N), "events/op")
 }
 

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,54 @@ func submitProbesConverted(thread uint64, w []int64) (int, error) {
 		return 0, err
 	}
 	return submitBatch(thread, b, nil, len(b)/batchHeaderSize), err
+}
+
+// lentProbes hands probe words over as the JVM agent's converter does
+// (host.HandProbes), each buffer in a copy of its own that Release
+// poisons, so that a word read after its release changes the wire bytes;
+// buffers larger than a JVM's take host.SubmitProbes. It counts the
+// buffers lent and released.
+type lentProbes struct {
+	lent, released, twice atomic.Int64
+}
+
+type poisonedWords struct {
+	w    []int64
+	l    *lentProbes
+	done atomic.Bool
+}
+
+func (p *poisonedWords) Release() {
+	if p.done.Swap(true) {
+		p.l.twice.Add(1)
+		return
+	}
+	for i := range p.w {
+		p.w[i] = int64(p.w[i]>>8)<<8 | host.ProbeEntry
+	}
+	p.l.released.Add(1)
+}
+
+func (l *lentProbes) submit(thread uint64, w []int64) (int, error) {
+	if len(w) > maxProbeWords {
+		return host.SubmitProbes(thread, w)
+	}
+	p := &poisonedWords{w: append([]int64(nil), w...), l: l}
+	if len(w) > 0 && !host.HandProbes(thread, p.w, p) {
+		return 0, errors.New("HandProbes did not take the words")
+	}
+	if len(w) > 0 {
+		l.lent.Add(1)
+	}
+	return 0, nil
+}
+
+// check reports buffers not given back, or given back twice.
+func (l *lentProbes) check(tb testing.TB) {
+	tb.Helper()
+	if l.lent.Load() != l.released.Load() || l.twice.Load() != 0 {
+		tb.Fatalf("%d buffers lent, %d released, %d released twice", l.lent.Load(), l.released.Load(), l.twice.Load())
+	}
 }
 
 // probeWire runs a pipeline of one data connection with time base begin
@@ -128,7 +177,8 @@ func randomProbes(r *rand.Rand, methods, excs []int32, beginMono int64, buffers 
 // wire exactly the bytes of the general path — numbering, thread names,
 // mappings before first use, times, lines, exceptions, bad words left
 // out — in both MethodExit flavours, and returns the same counts and
-// errors.
+// errors. So do words lent in place (host.HandProbes, checked by the
+// drain alone), each buffer given back once, after its last read.
 func TestProbesDirectSameWire(t *testing.T) {
 	var methods, excs []int32
 	for i := 0; i < 40; i++ {
@@ -171,6 +221,12 @@ func TestProbesDirectSameWire(t *testing.T) {
 			if len(want) < 100<<10 {
 				t.Fatalf("flavour %v seed %d: only %d bytes on the wire", flavor, seed, len(want))
 			}
+			var l lentProbes
+			if lent, _, _ := run(l.submit); !bytes.Equal(lent, want) {
+				t.Fatalf("flavour %v seed %d: %d wire bytes from lent words, %d from the general path", flavor, seed,
+					len(lent), len(want))
+			}
+			l.check(t)
 		}
 	}
 }
@@ -224,7 +280,8 @@ func TestProbesDirectToHQ(t *testing.T) {
 }
 
 // FuzzProbesDirect feeds arbitrary words through both paths of probe
-// words: the same bytes on the wire, the same counts and errors.
+// words: the same bytes on the wire, the same counts and errors; and
+// lent (host.HandProbes): the same bytes, every buffer given back once.
 func FuzzProbesDirect(f *testing.F) {
 	m, e := NewMethod("fuzz/F.probe;1;()V").ID(), NewExceptionType("fuzz.ProbeError").ID()
 	seed := func(w ...int64) []byte {
@@ -258,6 +315,12 @@ func FuzzProbesDirect(f *testing.F) {
 			t.Fatalf("direct path: %d events, error %v, %d bytes; general path: %d, %v, %d bytes", n[1], bad[1],
 				len(wire[1]), n[0], bad[0], len(wire[0]))
 		}
+		var l lentProbes
+		lent := probeWire(t, bytefrog.FlavorBytefrog, begin, beginMono, func() { l.submit(3, w) })
+		if !bytes.Equal(lent, wire[0]) {
+			t.Fatalf("lent words: %d bytes; general path: %d bytes", len(lent), len(wire[0]))
+		}
+		l.check(t)
 	})
 }
 

@@ -100,9 +100,9 @@ func (ev *event) unpack(h, data, thread uint64) {
 // so that slots stay small.
 type text struct {
 	key, value string
-	batch      *[]byte  // kindBatch: the records, owned by the drain once published
-	probes     *[]int64 // kindProbes: the words, owned by the drain once published
-	after      behind   // kindThread with hdrAfter: lane positions the drain must pass first
+	batch      *[]byte   // kindBatch: the records, owned by the drain once published
+	probes     *probeBuf // kindProbes: the words, owned by the drain once published
+	after      behind    // kindThread with hdrAfter: lane positions the drain must pass first
 }
 
 // behind is what a thread's event must come after: the events the thread

@@ -161,10 +161,12 @@
 //
 // Probes append one long per event to the thread's Java buffer; a full
 // buffer crosses JNI once (flush0), is copied into a pool buffer and queued
-// (lock-free) for the converter goroutine, which hands each queued buffer
-// to the agent as one host batch (host.SubmitProbes), oldest first; a
-// thread that finds the pool empty waits for the converter to free a
-// buffer. ThreadEnd flushes the ending thread's buffer, after the queue, before
+// (lock-free) for the converter goroutine, which lends each queued buffer
+// to the agent (host.HandProbes), oldest first: the drain encodes the
+// words where they are and gives the buffer back to the pool
+// (tpj_q_release); a buffer holding JUL records is copied
+// (host.SubmitProbes, jul.go) and freed at once. A thread that finds the
+// pool empty waits for a buffer to come back. ThreadEnd flushes the ending thread's buffer, after the queue, before
 // its BatchEnd record, VMDeath every registered buffer before tadpole_stop;
 // the thread's C API buffer (its name) is handed over first. JUL records
 // in the probe buffers keep the thread's order with its calls; a record

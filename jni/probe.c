@@ -7,7 +7,9 @@
  * into a buffer of the hand-over pool and pushes it onto the hand-over
  * queue (lock-free), and one Go goroutine (the converter, probe.go) turns
  * the queued buffers into host batches, oldest first: the traced thread
- * pays a copy, not the conversion. ThreadEnd and VMDeath flush what the
+ * pays a copy, not the conversion. A buffer of probe words alone is lent
+ * to the agent as it is (host.HandProbes): its drain encodes the words in
+ * place and gives the buffer back (tpj_q_release). ThreadEnd and VMDeath flush what the
  * buffers hold, after the queue: each thread's Probe$Buf is kept as a
  * global reference in a registry. See doc.go, Method tracing.
  */
@@ -351,14 +353,32 @@ static int tpj_q_drain_locked(void) {
 		fifo = b;
 		n++;
 	}
-	for (struct tpj_pbuf *b = fifo; b != NULL; b = b->next) {
+	/* Buffers without JUL records are lent to the agent, which reads them
+	 * in place and gives each back (tpj_q_release) once encoded; the
+	 * others, and those it does not take, go back now. */
+	struct tpj_pbuf *back = NULL;
+	while (fifo != NULL) {
+		struct tpj_pbuf *b = fifo;
+		fifo = b->next;
+		b->next = NULL;
 		if (b->nc > 0)
 			tpjGoProbeFlushJul(b->tid, b->w, b->n, b->c, b->nc);
-		else
-			tpjGoProbeFlush(b->tid, b->w, b->n);
+		else if (b->n > 0 && tpjGoProbeHand(b->tid, b->w, b->n, b))
+			continue;
+		b->next = back;
+		back = b;
 	}
-	tpj_pool_put(fifo);
+	tpj_pool_put(back);
 	return n;
+}
+
+void tpj_q_release(void *token) {
+	struct tpj_pbuf *b = token;
+	if (b == NULL)
+		return;
+	b->next = NULL;
+	b->nc = 0;
+	tpj_pool_put(b);
 }
 
 int tpj_q_drain(void) {

@@ -590,6 +590,35 @@ func tpjGoProbeFlush(tid C.int64_t, p *C.int64_t, n C.int) {
 	host.SubmitProbes(uint64(tid), ev)
 }
 
+// tpjGoProbeHand lends a thread's probe words, in hand-over buffer token
+// (probe.c), to the agent (host.HandProbes): it reports 1 when the agent
+// took them (it gives token back through tpj_q_release once it has read
+// them), 0 when the caller keeps the buffer.
+//
+//export tpjGoProbeHand
+func tpjGoProbeHand(tid C.int64_t, p *C.int64_t, n C.int, token unsafe.Pointer) (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			rc = 0
+		}
+	}()
+	if n <= 0 || p == nil || token == nil {
+		return 0
+	}
+	ev := unsafe.Slice((*int64)(unsafe.Pointer(p)), int(n))
+	if host.HandProbes(uint64(tid), ev, (*handOver)(token)) {
+		return 1
+	}
+	return 0
+}
+
+// handOver is a buffer of probe.c's hand-over pool (struct tpj_pbuf), lent
+// to the agent.
+type handOver struct{}
+
+// Release gives the buffer back to the pool.
+func (b *handOver) Release() { C.tpj_q_release(unsafe.Pointer(b)) }
+
 // tpjGoExcType registers an exception class name (Class.getName) and
 // returns its id.
 //

@@ -37,5 +37,8 @@ void tpj_probe_want_retransform(void);
 int tpj_q_drain(void);
 int tpj_q_idle(void);
 void tpj_q_set_fd(int fd);
+/* tpj_q_release gives back a hand-over buffer the agent was lent
+ * (tpjGoProbeHand): the token it was lent with. */
+void tpj_q_release(void *token);
 
 #endif /* TADPOLE_JNI_TPJ_H */

@@ -7,7 +7,7 @@
 // It declares what a host needs and the agent provides: the layout of host
 // batches (BatchHeaderSize, Batch*, AppendBatchRecord) and JVM probe words
 // (Probe*), their clock (MonoNow), the calls into the active run
-// (SubmitBatch, SubmitProbes, Gate, CurrentMode, AddModeHook, ReportClass,
+// (SubmitBatch, SubmitProbes, HandProbes, Gate, CurrentMode, AddModeHook, ReportClass,
 // ClassFilters, Log) and what a host plugs in (SetPlatformMBeans, the LTTng
 // recorder hook SetLTTngLoader).
 //
@@ -15,5 +15,6 @@
 // init function (Register): a host that calls them also imports package
 // agent, which the Go initialisation order then sets up first. Each call
 // is one load of a function value and a direct call, no interface
-// dispatch: SubmitBatch and SubmitProbes carry every C and JVM event.
+// dispatch: SubmitBatch, SubmitProbes and HandProbes carry every C and JVM
+// event. HandProbes lends the words (ProbeOwner gets them back), with no copy.
 package host

@@ -21,6 +21,7 @@ const (
 type Agent struct {
 	SubmitBatch  func(thread uint64, b []byte) (int, error)
 	SubmitProbes func(thread uint64, ev []int64) (int, error)
+	HandProbes   func(thread uint64, ev []int64, owner ProbeOwner) bool
 	Gate         func() bool
 	CurrentMode  func() bytefrog.Mode
 	AddModeHook  func(f func(bytefrog.Mode)) (remove func())
@@ -37,7 +38,7 @@ var impl Agent
 // its init function. A missing call panics there, at process start, rather
 // than at a host's first event.
 func Register(a Agent) {
-	if a.SubmitBatch == nil || a.SubmitProbes == nil || a.Gate == nil || a.CurrentMode == nil ||
+	if a.SubmitBatch == nil || a.SubmitProbes == nil || a.HandProbes == nil || a.Gate == nil || a.CurrentMode == nil ||
 		a.AddModeHook == nil || a.ReportClass == nil || a.ClassFilters == nil || a.Log == nil {
 		panic("host: incomplete agent registration")
 	}
@@ -59,6 +60,23 @@ func SubmitBatch(thread uint64, b []byte) (int, error) { return impl.SubmitBatch
 // tracing); bad words are left out and reported (ErrBadProbe) while the
 // rest is recorded.
 func SubmitProbes(thread uint64, ev []int64) (int, error) { return impl.SubmitProbes(thread, ev) }
+
+// A ProbeOwner owns memory holding probe words that it lends to the agent
+// (HandProbes): Release gives it back, once.
+type ProbeOwner interface {
+	Release()
+}
+
+// HandProbes is SubmitProbes without the copy: the agent keeps ev, which
+// must stay unchanged until it calls owner.Release, reads the words in
+// place once, off the calling thread, and releases them then. A bad word
+// is left out, as SubmitProbes does, but not reported. It reports whether
+// it took ev; when false (not tracing, or no agent) owner keeps ev and
+// Release is not called. ev holds at most 8192 words (a JVM probe
+// buffer's).
+func HandProbes(thread uint64, ev []int64, owner ProbeOwner) bool {
+	return impl.HandProbes(thread, ev, owner)
+}
 
 // Gate is for hosts whose hot path found the mode other than Tracing: it
 // blocks while tracing is paused and reports whether events are recorded

@@ -6,8 +6,9 @@
 //
 // With TADPOLE_E2E_PRODUCER=probes (or -producer probes) it is a traced
 // JVM instead: each goroutine is a Java thread handing full probe buffers
-// (the JVM agent's words: a time word, then entries and exits) to
-// host.SubmitProbes, the entry the JVM agent's converter uses.
+// (the JVM agent's words: a time word, then entries and exits) over as the
+// JVM agent does: copied into a buffer of a shared pool of 32, which is
+// lent to the agent (host.HandProbes) until its drain has encoded it.
 package main
 
 import (
@@ -107,9 +108,27 @@ func jvmThread(tid uint64, name string, ms []*agent.Method, rounds int) {
 		n := min(rounds, probeRounds)
 		rounds -= n
 		w[0] = host.MonoNow()/1e6<<8 | host.ProbeTime
-		if _, err := host.SubmitProbes(tid, w[:1+8*n]); err != nil {
-			fmt.Fprintln(os.Stderr, "e2eagent:", err)
+		b := <-handOverPool
+		b.w = append(b.w[:0], w[:1+8*n]...)
+		if !host.HandProbes(tid, b.w, b) {
+			fmt.Fprintln(os.Stderr, "e2eagent: the agent did not take a probe buffer")
 			os.Exit(1)
 		}
 	}
 }
+
+// handOver is a buffer of the hand-over pool (the JVM agent's probe.c),
+// lent to the agent.
+type handOver struct{ w []int64 }
+
+// Release gives the buffer back to the pool.
+func (b *handOver) Release() { handOverPool <- b }
+
+// handOverPool holds the free buffers: a thread finding none waits.
+var handOverPool = func() chan *handOver {
+	c := make(chan *handOver, 32)
+	for range cap(c) {
+		c <- &handOver{w: make([]int64, 0, 8192)}
+	}
+	return c
+}()
