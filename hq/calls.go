@@ -2,6 +2,7 @@ package hq
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -57,6 +58,22 @@ type thread struct {
 	stack []frame
 	timed int
 	lost  bool
+	// What the core's fast path (fastRun) may do without looking at the
+	// above: push while the stack is shorter than room (0 when lost;
+	// else at most its capacity, maxStackDepth and timed+maxTimedDepth),
+	// pop a timed call while it is longer than floor (timed; when lost,
+	// never). settle sets them after every change of the others.
+	room, floor int
+}
+
+// settle sets th.room and th.floor from the rest of th.
+func (th *thread) settle() {
+	if th.lost {
+		th.room, th.floor = 0, math.MaxInt
+		return
+	}
+	th.room = min(cap(th.stack), maxStackDepth, th.timed+maxTimedDepth)
+	th.floor = th.timed
 }
 
 // openPath is an exception on its way up a thread's stack.
@@ -97,6 +114,12 @@ func (c *calls) path(tid uint16) *openPath {
 		c.open = append(c.open, make([]openPath, n-len(c.open))...)
 	}
 	return &c.open[tid]
+}
+
+// growSelf makes room for the self time of n method ids.
+func (c *calls) growSelf(n int) {
+	n = min(max(n, 2*len(c.self), 256), maxTimedMethod)
+	c.self = append(c.self, make([]int64, n-len(c.self))...)
 }
 
 // addSelf adds ms to the self time of method id.
@@ -147,7 +170,9 @@ func (c *calls) closePath(op *openPath) {
 // pairs with what follows.
 func (c *calls) dataBreak() {
 	for i := range c.thr {
-		c.thr[i].stack, c.thr[i].timed, c.thr[i].lost = c.thr[i].stack[:0], 0, false
+		th := &c.thr[i]
+		th.stack, th.timed, th.lost = th.stack[:0], 0, false
+		th.settle()
 	}
 	clear(c.open)
 	c.nOpen = 0

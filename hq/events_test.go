@@ -214,6 +214,14 @@ func eventsTraffic(seed uint64, flavor bytefrog.Flavor) (bufs [][]byte, breaks m
 					bufs = append(bufs, g.Take())
 				}
 			}
+			// Unwind part of it, past the timing's depth: the thread
+			// is lost, and its timing starts over on the way.
+			for k := maxStackDepth + 9; k >= maxStackDepth+10-maxTimedDepth-100; k-- {
+				g.Exit(tid, int32(k%7+1), 1)
+				if g.Len() > 8<<10 {
+					bufs = append(bufs, g.Take())
+				}
+			}
 			deep = false
 			stacks[tid] = nil
 		case r < 45 && len(st) < 40:
