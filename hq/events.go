@@ -105,9 +105,8 @@ loop:
 			}
 			dense[mi].n1++
 			entries++
-			stack := th.stack[:n+1]
-			stack[n] = frame{method: method, start: int32(binary.BigEndian.Uint32(h[evTime:]))}
-			th.stack = stack
+			th.stack[:n+1][n] = frame{method: method, start: int32(binary.BigEndian.Uint32(h[evTime:]))}
+			th.stack = th.stack[:n+1] // (a store of the length alone)
 		case bytefrog.MsgMethodExit:
 			tid := uint16(h[exitTID])<<8 | uint16(h[exitTID+1])
 			if h[evFlagCP]&cpFlag != 0 || // exceptionThrown
