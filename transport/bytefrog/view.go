@@ -190,12 +190,12 @@ func (v *EventView) AppendSequenced(idx []SeqOff, base uint32) ([]SeqOff, bool) 
 	for off < len(b) {
 		out := idx[len(idx):cap(idx)]
 		k := 0
-		for ; k < len(out) && off < len(b); k++ {
-			n := int(fix[b[off]])
+		for ; k < len(out) && off <= len(b)-minSequenced; k++ {
+			h := (*[minSequenced]byte)(b[off : off+minSequenced])
+			n := int(fix[h[0]])
 			if n == 0 || n > len(b)-off {
 				break
 			}
-			h := (*[minSequenced]byte)(b[off:])
 			out[k] = SeqOff{Seq: get32(h[offField2:]), Off: base + uint32(off)}
 			off += n
 		}
