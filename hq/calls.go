@@ -58,17 +58,19 @@ type thread struct {
 	stack []frame
 	timed int
 	lost  bool
+	named bool // the thread's name is mapped, or need not be (calls.anyThread)
 	// What the core's fast path (fastRun) may do without looking at the
-	// above: push while the stack is shorter than room (0 when lost;
-	// else at most its capacity, maxStackDepth and timed+maxTimedDepth),
-	// pop a timed call while it is longer than floor (timed; when lost,
-	// never). settle sets them after every change of the others.
+	// above: push while the stack is shorter than room (0 when lost or
+	// not named; else at most its capacity, maxStackDepth and
+	// timed+maxTimedDepth), pop a timed call while it is longer than floor
+	// (timed; when lost or not named, never). settle sets them after every
+	// change of the others.
 	room, floor int
 }
 
 // settle sets th.room and th.floor from the rest of th.
 func (th *thread) settle() {
-	if th.lost {
+	if th.lost || !th.named {
 		th.room, th.floor = 0, math.MaxInt
 		return
 	}
@@ -91,6 +93,9 @@ type calls struct {
 	self  []int64      // ms by method id
 	paths []BubblePath // the longest path of each exception id, first maxPaths ids
 	nOpen int          // paths open (open[i].on), so that most events need not look
+	// anyThread: events of threads whose name was never mapped are
+	// expected (Code Pulse agents send no MapThreadName).
+	anyThread bool
 }
 
 // thread returns the state of thread tid.
@@ -103,8 +108,20 @@ func (c *calls) thread(tid uint16) *thread {
 
 func (c *calls) grow(tid uint16) *thread {
 	n := min(max(int(tid)+1, 2*len(c.thr), 16), 1<<16)
-	c.thr = append(c.thr, make([]thread, n-len(c.thr))...)
+	k := len(c.thr)
+	c.thr = append(c.thr, make([]thread, n-k)...)
+	for i := k; i < n; i++ {
+		c.thr[i].named = c.anyThread
+		c.thr[i].settle()
+	}
 	return &c.thr[tid]
+}
+
+// name notes that thread tid's name is mapped.
+func (c *calls) name(tid uint16) {
+	th := c.thread(tid)
+	th.named = true
+	th.settle()
 }
 
 // path returns the open-path slot of thread tid.

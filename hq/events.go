@@ -47,15 +47,6 @@ func (c *core) events(s *slab, evs []event) {
 	}
 }
 
-// allThreads stands for the named threads when every thread id may be
-// used unnamed (Code Pulse agents send no MapThreadName).
-var allThreads = func() (a [len(stats{}.threads)]uint64) {
-	for i := range a {
-		a[i] = ^uint64(0)
-	}
-	return a
-}()
-
 // fastRun takes the entries and exits of the innermost call at the front of
 // evs, which lie in raw, and returns how many it took: it stops at the first
 // event the general way must take (another type, an unmapped id, a thread
@@ -70,10 +61,6 @@ func (c *core) fastRun(raw []byte, evs []event) int {
 	}
 	self := cl.self[:len(dense)]
 	thr := cl.thr
-	names := &allThreads
-	if st.checkThreads {
-		names = &st.threads
-	}
 	// The exit's thread id lies at offset exitTID (below 16 in either
 	// flavour); cpFlag masks the Code Pulse exit's exceptionThrown byte.
 	exitTID, cpFlag := c.exitTID&15, byte(0)
@@ -94,8 +81,7 @@ loop:
 		switch bytefrog.MsgType(h[0]) {
 		case bytefrog.MsgMethodEntry:
 			tid := binary.BigEndian.Uint16(h[evTID:])
-			if mi >= uint(len(dense)) || !dense[mi].mapped || int(tid) >= len(thr) ||
-				names[tid>>6]&(1<<(tid&63)) == 0 {
+			if mi >= uint(len(dense)) || !dense[mi].mapped || int(tid) >= len(thr) {
 				break loop
 			}
 			th := &thr[tid]
@@ -110,8 +96,7 @@ loop:
 		case bytefrog.MsgMethodExit:
 			tid := uint16(h[exitTID])<<8 | uint16(h[exitTID+1])
 			if h[evFlagCP]&cpFlag != 0 || // exceptionThrown
-				mi >= uint(len(dense)) || !dense[mi].mapped || int(tid) >= len(thr) ||
-				names[tid>>6]&(1<<(tid&63)) == 0 {
+				mi >= uint(len(dense)) || !dense[mi].mapped || int(tid) >= len(thr) {
 				break loop
 			}
 			th := &thr[tid]
