@@ -2,6 +2,7 @@ package hq
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -57,6 +58,24 @@ type thread struct {
 	stack []frame
 	timed int
 	lost  bool
+	named bool // the thread's name is mapped, or need not be (calls.anyThread)
+	// What the core's fast path (fastRun) may do without looking at the
+	// above: push while the stack is shorter than room (0 when lost or
+	// not named; else at most its capacity, maxStackDepth and
+	// timed+maxTimedDepth), pop a timed call while it is longer than floor
+	// (timed; when lost or not named, never). settle sets them after every
+	// change of the others.
+	room, floor int
+}
+
+// settle sets th.room and th.floor from the rest of th.
+func (th *thread) settle() {
+	if th.lost || !th.named {
+		th.room, th.floor = 0, math.MaxInt
+		return
+	}
+	th.room = min(cap(th.stack), maxStackDepth, th.timed+maxTimedDepth)
+	th.floor = th.timed
 }
 
 // openPath is an exception on its way up a thread's stack.
@@ -74,6 +93,9 @@ type calls struct {
 	self  []int64      // ms by method id
 	paths []BubblePath // the longest path of each exception id, first maxPaths ids
 	nOpen int          // paths open (open[i].on), so that most events need not look
+	// anyThread: events of threads whose name was never mapped are
+	// expected (Code Pulse agents send no MapThreadName).
+	anyThread bool
 }
 
 // thread returns the state of thread tid.
@@ -86,8 +108,20 @@ func (c *calls) thread(tid uint16) *thread {
 
 func (c *calls) grow(tid uint16) *thread {
 	n := min(max(int(tid)+1, 2*len(c.thr), 16), 1<<16)
-	c.thr = append(c.thr, make([]thread, n-len(c.thr))...)
+	k := len(c.thr)
+	c.thr = append(c.thr, make([]thread, n-k)...)
+	for i := k; i < n; i++ {
+		c.thr[i].named = c.anyThread
+		c.thr[i].settle()
+	}
 	return &c.thr[tid]
+}
+
+// name notes that thread tid's name is mapped.
+func (c *calls) name(tid uint16) {
+	th := c.thread(tid)
+	th.named = true
+	th.settle()
 }
 
 // path returns the open-path slot of thread tid.
@@ -97,6 +131,12 @@ func (c *calls) path(tid uint16) *openPath {
 		c.open = append(c.open, make([]openPath, n-len(c.open))...)
 	}
 	return &c.open[tid]
+}
+
+// growSelf makes room for the self time of n method ids.
+func (c *calls) growSelf(n int) {
+	n = min(max(n, 2*len(c.self), 256), maxTimedMethod)
+	c.self = append(c.self, make([]int64, n-len(c.self))...)
 }
 
 // addSelf adds ms to the self time of method id.
@@ -147,7 +187,9 @@ func (c *calls) closePath(op *openPath) {
 // pairs with what follows.
 func (c *calls) dataBreak() {
 	for i := range c.thr {
-		c.thr[i].stack, c.thr[i].timed, c.thr[i].lost = c.thr[i].stack[:0], 0, false
+		th := &c.thr[i]
+		th.stack, th.timed, th.lost = th.stack[:0], 0, false
+		th.settle()
 	}
 	clear(c.open)
 	c.nOpen = 0

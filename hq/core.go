@@ -89,6 +89,7 @@ func newCore(cc coreConfig, procs []Processor, live hooks) *core {
 	c := &core{cc: cc, procs: flatten(procs), live: live, srcs: []*source{nil}, disc: newDiscipline()}
 	c.st.maxMappingBytes = cc.maxMappingBytes
 	c.st.checkThreads = cc.dialect.Flavor == bytefrog.FlavorBytefrog
+	c.call.anyThread = !c.st.checkThreads
 	c.reorder.c = c
 	for _, p := range c.procs {
 		if b, ok := p.(BlockProcessor); ok {
@@ -387,7 +388,11 @@ func (c *core) route(conn uint16, raw []byte) {
 		c.fail(fmt.Sprintf("agent error on data connection %d: %s", conn, bytefrog.String(m.Text)))
 		return
 	}
-	if err := c.st.mapping(m); err != nil {
+	err := c.st.mapping(m)
+	if m.Type == bytefrog.MsgMapThreadName {
+		c.call.name(m.ThreadID) // as st.threads has it
+	}
+	if err != nil {
 		c.fail(err.Error())
 		return
 	}

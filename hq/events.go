@@ -27,77 +27,96 @@ const (
 	evFlagCP = 13 // MethodExit (Code Pulse): exceptionThrown
 )
 
-// events processes evs, which lie in s, in order.
+// events processes evs, which lie in s, in order: runs of common events
+// through fastRun, each other event through emit.
 func (c *core) events(s *slab, evs []event) {
 	raw := s.raw
-	st := &c.st
-	cl := &c.call
-	dense := st.methods.dense
-	exitSize, exitTID := c.exitSize, c.exitTID
-	var entries, exits int64
-	fast := c.fastOK()
-	for i := range evs {
-		b := raw[evs[i].Off:]
-		if !fast || len(b) < maxFixed {
-			goto slow
-		}
-		switch bytefrog.MsgType(b[0]) {
-		case bytefrog.MsgMethodEntry:
-			h := (*[maxFixed]byte)(b)
-			method := int32(binary.BigEndian.Uint32(h[evMethod:]))
-			tid := binary.BigEndian.Uint16(h[evTID:])
-			if uint32(method) >= uint32(len(dense)) || !dense[method].mapped || int(tid) >= len(cl.thr) ||
-				st.checkThreads && st.threads[tid>>6]&(1<<(tid&63)) == 0 {
-				goto slow
-			}
-			th := &cl.thr[tid]
-			n := len(th.stack)
-			if th.lost || n == cap(th.stack) || n >= maxStackDepth || n-th.timed >= maxTimedDepth {
-				goto slow // (the general way grows the stack)
-			}
-			dense[method].n1++
-			entries++
-			th.stack = th.stack[:n+1]
-			th.stack[n] = frame{method: method, start: int32(binary.BigEndian.Uint32(h[evTime:]))}
+	for i := 0; i < len(evs); i++ {
+		if c.fastOK() {
+			n := c.fastRun(raw, evs[i:])
 			if len(c.evs) > 0 {
-				c.deliver(b)
+				for _, e := range evs[i : i+n] {
+					c.deliver(raw[e.Off:])
+				}
 			}
-			continue
-		case bytefrog.MsgMethodExit:
-			h := (*[maxFixed]byte)(b)
-			method := int32(binary.BigEndian.Uint32(h[evMethod:]))
-			tid := binary.BigEndian.Uint16(h[exitTID:])
-			if exitSize == bytefrog.MethodExitCodePulseSize && h[evFlagCP] != 0 || // exceptionThrown
-				uint32(method) >= uint32(len(dense)) || !dense[method].mapped || int(tid) >= len(cl.thr) ||
-				st.checkThreads && st.threads[tid>>6]&(1<<(tid&63)) == 0 {
-				goto slow
+			if i += n; i == len(evs) {
+				return
 			}
-			th := &cl.thr[tid]
+		}
+		c.emit(s, raw[evs[i].Off:])
+	}
+}
+
+// fastRun takes the entries and exits of the innermost call at the front of
+// evs, which lie in raw, and returns how many it took: it stops at the first
+// event the general way must take (another type, an unmapped id, a thread
+// whose stack must grow, lost track or hit the timing's depth, an exit that
+// does not match, or one whose Code Pulse flag says an exception was thrown).
+// The caller has checked fastOK.
+func (c *core) fastRun(raw []byte, evs []event) int {
+	st, cl := &c.st, &c.call
+	dense := st.methods.dense
+	if len(cl.self) < len(dense) {
+		cl.growSelf(len(dense))
+	}
+	self := cl.self[:len(dense)]
+	thr := cl.thr
+	// The exit's thread id lies at offset exitTID (below 16 in either
+	// flavour); cpFlag masks the Code Pulse exit's exceptionThrown byte.
+	exitTID, cpFlag := c.exitTID&15, byte(0)
+	if c.exitSize == bytefrog.MethodExitCodePulseSize {
+		cpFlag = 0xff
+	}
+	entries := 0
+	i := 0
+loop:
+	for ; i < len(evs); i++ {
+		off := int(evs[i].Off)
+		if off > len(raw)-maxFixed {
+			break
+		}
+		h := (*[maxFixed]byte)(raw[off:])
+		method := int32(binary.BigEndian.Uint32(h[evMethod:]))
+		mi := uint(uint32(method))
+		switch bytefrog.MsgType(h[0]) {
+		case bytefrog.MsgMethodEntry:
+			tid := binary.BigEndian.Uint16(h[evTID:])
+			if mi >= uint(len(dense)) || !dense[mi].mapped || int(tid) >= len(thr) {
+				break loop
+			}
+			th := &thr[tid]
 			n := len(th.stack)
-			if th.lost || n <= th.timed || th.stack[n-1].method != method || uint32(method) >= uint32(len(cl.self)) {
-				goto slow
+			if n >= th.room { // (the general way grows the stack)
+				break loop
+			}
+			dense[mi].n1++
+			entries++
+			th.stack[:n+1][n] = frame{method: method, start: int32(binary.BigEndian.Uint32(h[evTime:]))}
+			th.stack = th.stack[:n+1] // (a store of the length alone)
+		case bytefrog.MsgMethodExit:
+			tid := uint16(h[exitTID])<<8 | uint16(h[exitTID+1])
+			if h[evFlagCP]&cpFlag != 0 || // exceptionThrown
+				mi >= uint(len(dense)) || !dense[mi].mapped || int(tid) >= len(thr) {
+				break loop
+			}
+			th := &thr[tid]
+			n := len(th.stack)
+			if n <= th.floor || th.stack[n-1].method != method {
+				break loop
 			}
 			f := th.stack[n-1]
 			th.stack = th.stack[:n-1]
 			total := max(int64(int32(binary.BigEndian.Uint32(h[evTime:]))-f.start), 0)
-			cl.self[method] += max(total-f.child, 0)
-			if n-1 > th.timed {
+			self[mi] += max(total-f.child, 0)
+			if n-1 > th.floor {
 				th.stack[n-2].child += total
 			}
-			exits++
-			if len(c.evs) > 0 {
-				c.deliver(b)
-			}
-			continue
+		default:
+			break loop
 		}
-	slow:
-		c.flushCounts(entries, exits)
-		entries, exits = 0, 0
-		c.emit(s, b)
-		dense = st.methods.dense
-		fast = c.fastOK()
 	}
-	c.flushCounts(entries, exits)
+	c.flushCounts(int64(entries), int64(i-entries))
+	return i
 }
 
 // flushCounts adds the entries and exits events took on its fast path.
@@ -157,6 +176,7 @@ func (c *core) event(m *bytefrog.Msg) {
 	}
 	cl := &c.call
 	th := cl.thread(m.ThreadID)
+	defer th.settle()
 	var op *openPath // nil: no path open on this thread
 	if cl.nOpen > 0 {
 		op = cl.path(m.ThreadID)

@@ -214,6 +214,14 @@ func eventsTraffic(seed uint64, flavor bytefrog.Flavor) (bufs [][]byte, breaks m
 					bufs = append(bufs, g.Take())
 				}
 			}
+			// Unwind part of it, past the timing's depth: the thread
+			// is lost, and its timing starts over on the way.
+			for k := maxStackDepth + 9; k >= maxStackDepth+10-maxTimedDepth-100; k-- {
+				g.Exit(tid, int32(k%7+1), 1)
+				if g.Len() > 8<<10 {
+					bufs = append(bufs, g.Take())
+				}
+			}
 			deep = false
 			stacks[tid] = nil
 		case r < 45 && len(st) < 40:
@@ -363,5 +371,67 @@ func TestEventsMatchModel(t *testing.T) {
 	}
 	if deep == 0 || paths == 0 {
 		t.Errorf("%d runs with a deep stack, %d bubble paths; want some of each", deep, paths)
+	}
+}
+
+// TestUnnamedThreadLeavesFastPath: entries and exits of a thread whose name
+// is not mapped yet count as unmapped uses, one each, however many of its
+// events the fast path would take; once the name is mapped they no longer
+// do, and the thread's calls are timed. A Code Pulse run names no thread.
+func TestUnnamedThreadLeavesFastPath(t *testing.T) {
+	for _, flavor := range []bytefrog.Flavor{bytefrog.FlavorBytefrog, bytefrog.FlavorCodePulse} {
+		d := bytefrog.Dialect{Version: bytefrog.Version1, Flavor: flavor}
+		var b []byte
+		seq := int32(0)
+		call := func(tid uint16, m int32, t0, t1 int32) {
+			b = bytefrog.AppendMethodEntry(b, t0, seq, m, tid)
+			if flavor == bytefrog.FlavorCodePulse {
+				b = bytefrog.AppendMethodExitCodePulse(b, t1, seq+1, m, false, tid)
+			} else {
+				b = bytefrog.AppendMethodExit(b, t1, seq+1, m, 0, tid)
+			}
+			seq += 2
+		}
+		b = bytefrog.AppendMapMethodSignature(b, 1, "a/A.m;1;()V")
+		if flavor == bytefrog.FlavorBytefrog {
+			b = bytefrog.AppendMapThreadName(b, 1, 0, "main")
+		}
+		for range 10 {
+			call(1, 1, 0, 1)
+		}
+		for range 3 {
+			call(9, 1, 0, 5) // thread 9 is not named yet
+		}
+		// Unsequenced messages take effect on arrival: the name comes in
+		// a later read than the events before it.
+		b1 := b
+		b = nil
+		if flavor == bytefrog.FlavorBytefrog {
+			b = bytefrog.AppendMapThreadName(b, 9, 0, "worker")
+		}
+		for range 4 {
+			call(9, 1, 10, 17)
+		}
+		c := newCore(testCoreConfig(d), nil, nil)
+		c.handle(&unit{kind: RecordOpen, conn: 1})
+		p := newChunkParser(d, 1)
+		for _, b := range [][]byte{b1, b} {
+			p.feed(b, func(u *unit) {
+				u.conn = 1
+				c.handle(u)
+			})
+		}
+		p.close()
+		rep := c.finish()
+		var want []UnmappedID
+		if flavor == bytefrog.FlavorBytefrog {
+			want = []UnmappedID{{Kind: IDThread, ID: 9, Count: 6, FirstSeq: 20}}
+		}
+		if rep.Sequenced != int64(seq) || !reflect.DeepEqual(rep.Unmapped, want) {
+			t.Errorf("%v: %d events, unmapped %+v; want %d, %+v", flavor, rep.Sequenced, rep.Unmapped, seq, want)
+		}
+		if len(rep.TopByTime) != 1 || rep.TopByTime[0].SelfMs != 10+3*5+4*7 || rep.TopByTime[0].Calls != 17 {
+			t.Errorf("%v: top by time %+v; want method 1, %d ms, 17 calls", flavor, rep.TopByTime, 10+3*5+4*7)
+		}
 	}
 }

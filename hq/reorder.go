@@ -72,6 +72,19 @@ func (o *reorder) release(s *slab) {
 // chunk goes to the queue.
 func (o *reorder) enqueue(q *source, s *slab, ev []event) {
 	o.held += len(ev)
+	if n := len(ev); n > 0 && (!q.hasLast || int32(ev[0].Seq-q.last) > 0) {
+		// Consecutive numbers, the common case, are ascending.
+		i, seq := 1, ev[0].Seq
+		for ; i < n && ev[i].Seq == seq+1; i++ {
+			seq++
+		}
+		if i == n {
+			q.segs = append(q.segs, segment{s: s, ev: ev})
+			q.last, q.hasLast = seq, true
+			o.hold(s)
+			return
+		}
+	}
 	last, has := q.last, q.hasLast
 	i := 0
 	for ; i < len(ev); i++ {
@@ -80,7 +93,7 @@ func (o *reorder) enqueue(q *source, s *slab, ev []event) {
 		}
 		last, has = ev[i].Seq, true
 	}
-	if i == len(ev) { // ascending: the common case
+	if i == len(ev) { // ascending
 		q.segs = append(q.segs, segment{s: s, ev: ev})
 		q.last, q.hasLast = last, true
 		o.hold(s)

@@ -3,6 +3,7 @@ package bytefrog
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrNotData: a message that is not a data message of the view's dialect
@@ -179,19 +180,41 @@ type SeqOff struct {
 // and its offset in the buffer plus base to idx, then calls Next for the
 // message after them and returns its result: a reader that indexes events
 // takes a run of them in one call, and whatever else comes as with Next.
+//
+// The index is written into idx's spare capacity, grown only when that is
+// full: the loop stores each entry without append's check, and keeps the
+// table and the buffer in registers.
 func (v *EventView) AppendSequenced(idx []SeqOff, base uint32) ([]SeqOff, bool) {
 	b, off := v.buf, v.next
+	fix := &v.t.seqFix
 	for off < len(b) {
-		n := int(v.t.seqFix[b[off]])
-		if n == 0 || n > len(b)-off {
-			break
+		out := idx[len(idx):cap(idx)]
+		k := 0
+		for ; k < len(out) && off <= len(b)-minSequenced; k++ {
+			h := (*[minSequenced]byte)(b[off : off+minSequenced])
+			n := int(fix[h[0]])
+			if n == 0 || n > len(b)-off {
+				break
+			}
+			out[k] = SeqOff{Seq: get32(h[offField2:]), Off: base + uint32(off)}
+			off += n
 		}
-		idx = append(idx, SeqOff{Seq: get32(b[off+offField2:]), Off: base + uint32(off)})
-		off += n
+		idx = idx[:len(idx)+k]
+		if k < len(out) {
+			break // the run ended
+		}
+		idx = slices.Grow(idx, max(len(idx), minIndexGrow))
 	}
 	v.next = off
 	return idx, v.Next()
 }
+
+// minSequenced is the size of the smallest fixed-size sequenced message,
+// a MethodEntry: every one holds type, time and number.
+const minSequenced = MethodEntrySize
+
+// minIndexGrow is the least room AppendSequenced makes when idx is full.
+const minIndexGrow = 64
 
 // Revisit makes the message at the start of b the current one, b being a
 // buffer this view or another of its dialect has already read that message
