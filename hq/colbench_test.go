@@ -152,3 +152,46 @@ func processCPU() int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkColumnsDecode measures the replay's reader per event, without
+// the core: zstd and the columns turned back into Bytefrog events.
+func BenchmarkColumnsDecode(b *testing.B) {
+	per, n := fileBenchTraffic()
+	d := bytefrog.Dialect{Version: bytefrog.Version1}
+	path := filepath.Join(b.TempDir(), "bench"+CompressColumns.Ext())
+	writeBenchTrace(b, path, per, CompressColumns, units(d, per, 64<<10))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for range b.N {
+		tr, err := NewTraceReader(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		events := 0
+		for {
+			var u unit
+			err := tr.col.next(&u)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += len(u.ev)
+			if u.s != nil {
+				u.s.unref()
+			}
+		}
+		tr.Close()
+		if events != n {
+			b.Fatalf("%d events; want %d", events, n)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/float64(b.N), "cpu-ns/event")
+}
