@@ -398,6 +398,9 @@ func TestColumnsNoAllocs(t *testing.T) {
 	if err := e.flush(); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.sync(); err != nil {
+		t.Fatal(err)
+	}
 	c, err := newColDecoder(bufio.NewReader(bytes.NewReader(buf.Bytes())), 0, d)
 	if err != nil {
 		t.Fatal(err)
