@@ -17,8 +17,9 @@ type colThread struct {
 	stack    []int32
 }
 
-// colEncoder turns units into blocks of a columnar trace file. It is used
-// by the trace writer's goroutine only.
+// colEncoder turns units into blocks of a columnar trace file. Its methods
+// are called from one goroutine (the trace writer's); it compresses and
+// writes the blocks in one of its own, which close ends.
 type colEncoder struct {
 	d   bytefrog.Dialect
 	w   io.Writer
