@@ -2,6 +2,7 @@ package hq
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -96,18 +97,28 @@ func (c *colDecoder) errf(format string, args ...any) error {
 // block reads and decompresses the next block. It returns io.EOF at the
 // end of the file.
 func (c *colDecoder) block() error {
+	rawLen, err := c.readBlock()
+	if err != nil {
+		return err
+	}
+	return c.load(rawLen)
+}
+
+// readBlock reads the next block's frame into c.comp and returns its
+// payload's size. It returns io.EOF at the end of the file.
+func (c *colDecoder) readBlock() (uint32, error) {
 	c.blkOff = c.off
 	var h [blockHeaderSize]byte
 	if n, err := io.ReadFull(c.r, h[:]); err != nil {
 		if err == io.EOF {
-			return io.EOF
+			return 0, io.EOF
 		}
-		return c.errf("block header cut short after %d of %d bytes (truncated file?)", n, blockHeaderSize)
+		return 0, c.errf("block header cut short after %d of %d bytes (truncated file?)", n, blockHeaderSize)
 	}
 	rawLen := binary.BigEndian.Uint32(h[:])
 	compLen := binary.BigEndian.Uint32(h[i32Size:])
 	if rawLen > maxColBlock || compLen > maxColComp {
-		return fmt.Errorf("%w: block at file offset %d declares %d bytes, %d compressed (max %d, %d)",
+		return 0, fmt.Errorf("%w: block at file offset %d declares %d bytes, %d compressed (max %d, %d)",
 			ErrTraceTooLarge, c.blkOff, rawLen, compLen, maxColBlock, maxColComp)
 	}
 	// Read in steps, so that a declared length costs memory only as the
@@ -123,10 +134,16 @@ func (c *colDecoder) block() error {
 		}
 		c.comp = c.comp[:l+step]
 		if n, err := io.ReadFull(c.r, c.comp[l:]); err != nil {
-			return c.errf("block of %d bytes cut short after %d (truncated file?)", compLen, l+n)
+			return 0, c.errf("block of %d bytes cut short after %d (truncated file?)", compLen, l+n)
 		}
 	}
 	c.off += blockHeaderSize + int64(compLen)
+	return rawLen, nil
+}
+
+// load decompresses the frame in c.comp, of the block at c.blkOff, and
+// splits its payload of rawLen bytes into sections.
+func (c *colDecoder) load(rawLen uint32) error {
 	if cap(c.payload) < int(rawLen) {
 		// rawLen is capped and the frame is in hand; zstd checks the frame
 		// against the space given.
@@ -263,26 +280,40 @@ func (c *colDecoder) next(u *unit) error {
 		return c.dataUnit(u)
 	}
 	for c.nUnits == 0 {
-		if c.half { // the pad nibble
-			if c.order[0]>>4 != 0 {
-				return c.errf("event order: pad nibble %d", c.order[0]>>4)
-			}
-			c.order, c.half = c.order[1:], false
-		}
-		if len(c.units) != 0 || len(c.order) != 0 || len(c.seqs) != 0 || len(c.blob) != 0 {
-			return c.errf("bytes left after the last unit")
-		}
-		for i := range c.thr {
-			for j := range c.thr[i].all {
-				if rest := c.thr[i].col(j); len(rest) != 0 {
-					return c.errf("thread %d: %d bytes left in column %d", c.thr[i].tid, len(rest), j)
-				}
-			}
+		if err := c.endBlock(); err != nil {
+			return err
 		}
 		if err := c.block(); err != nil {
 			return err
 		}
 	}
+	return c.unit(u)
+}
+
+// endBlock checks that the units of the current block (if any) used every
+// byte of its sections.
+func (c *colDecoder) endBlock() error {
+	if c.half { // the pad nibble
+		if c.order[0]>>4 != 0 {
+			return c.errf("event order: pad nibble %d", c.order[0]>>4)
+		}
+		c.order, c.half = c.order[1:], false
+	}
+	if len(c.units) != 0 || len(c.order) != 0 || len(c.seqs) != 0 || len(c.blob) != 0 {
+		return c.errf("bytes left after the last unit")
+	}
+	for i := range c.thr {
+		for j := range c.thr[i].all {
+			if rest := c.thr[i].col(j); len(rest) != 0 {
+				return c.errf("thread %d: %d bytes left in column %d", c.thr[i].tid, len(rest), j)
+			}
+		}
+	}
+	return nil
+}
+
+// unit decodes the next unit of the current block, which has one.
+func (c *colDecoder) unit(u *unit) error {
 	c.nUnits--
 	if len(c.units) == 0 {
 		return c.errf("unit table ends early")
@@ -785,4 +816,37 @@ func firstByte(b []byte) int {
 		return -1
 	}
 	return int(b[0])
+}
+
+// decodeBlock decodes a whole block, whose frame is comp, with c, a
+// decoder of its own: every block starts afresh but for the units' clock,
+// which goes on from the previous block's last unit, so the units' times
+// here count from the block's start and the batch's dt is how far its
+// last unit moved it. The units keep no reference to c's buffers.
+func (c *colDecoder) decodeBlock(comp []byte, rawLen uint32, off int64) unitBatch {
+	c.comp, c.blkOff, c.lastT, c.inUnit, c.nUnits = comp, off, 0, false, 0
+	var b unitBatch
+	if b.err = c.load(rawLen); b.err != nil {
+		return b
+	}
+	b.us = make([]unit, 0, min(c.nUnits, 256))
+	for c.inUnit || c.nUnits > 0 {
+		var u unit
+		var err error
+		if c.inUnit {
+			err = c.dataUnit(&u)
+		} else {
+			err = c.unit(&u)
+		}
+		if err != nil {
+			b.err = err
+			return b
+		}
+		if u.s == nil {
+			u.raw = bytes.Clone(u.raw)
+		}
+		b.us = append(b.us, u)
+	}
+	b.err, b.dt = c.endBlock(), c.lastT
+	return b
 }

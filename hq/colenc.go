@@ -3,6 +3,7 @@ package hq
 import (
 	"encoding/binary"
 	"io"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
@@ -16,8 +17,9 @@ type colThread struct {
 	stack    []int32
 }
 
-// colEncoder turns units into blocks of a columnar trace file. It is used
-// by the trace writer's goroutine only.
+// colEncoder turns units into blocks of a columnar trace file. Its methods
+// are called from one goroutine (the trace writer's); it compresses and
+// writes the blocks in one of its own, which close ends.
 type colEncoder struct {
 	d   bytefrog.Dialect
 	w   io.Writer
@@ -42,10 +44,19 @@ type colEncoder struct {
 	v         bytefrog.EventView
 	parsers   [MaxDataConnsLimit + 1]*chunkParser // for data given as bytes only
 	open      [MaxDataConnsLimit + 1]bool
-	payload   []byte
-	comp      []byte
 	thrHead   []byte
 	unitCount []byte
+
+	// Blocks are compressed and written by a goroutine of their own
+	// (compress), so that the next block's columns are built meanwhile:
+	// full takes a payload to it, free brings payload buffers back (two,
+	// so that at most one block waits), done closes when it has ended,
+	// and err is its first error, read after done (or through errNow).
+	full    chan []byte
+	free    chan []byte
+	done    chan struct{}
+	err     error
+	errSeen atomic.Bool
 }
 
 func newColEncoder(w io.Writer, d bytefrog.Dialect) (*colEncoder, error) {
@@ -54,9 +65,34 @@ func newColEncoder(w io.Writer, d bytefrog.Dialect) (*colEncoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &colEncoder{d: d, w: w, zen: zen, slotOf: make([]uint16, 1<<16)}
+	e := &colEncoder{d: d, w: w, zen: zen, slotOf: make([]uint16, 1<<16), full: make(chan []byte, 1),
+		free: make(chan []byte, 2), done: make(chan struct{})}
+	e.free <- nil
+	e.free <- nil
 	e.v.Init(nil, d)
+	go e.compress()
 	return e, nil
+}
+
+// compress compresses and writes the payloads flush hands it, one block
+// each, until full is closed; after an error it only hands the buffers
+// back.
+func (e *colEncoder) compress() {
+	defer close(e.done)
+	var comp []byte
+	for p := range e.full {
+		if e.err == nil {
+			comp = append(comp[:0], make([]byte, blockHeaderSize)...)
+			comp = e.zen.EncodeAll(p, comp)
+			binary.BigEndian.PutUint32(comp, uint32(len(p)))
+			binary.BigEndian.PutUint32(comp[i32Size:], uint32(len(comp)-blockHeaderSize))
+			if _, err := e.w.Write(comp); err != nil {
+				e.err = err
+				e.errSeen.Store(true)
+			}
+		}
+		e.free <- p[:0]
+	}
 }
 
 // colWindow is the zstd window of a block's frame: how far back a match
@@ -372,7 +408,11 @@ func (e *colEncoder) flush() error {
 	e.thrHead = thr
 	units := putUvarint(e.unitCount[:0], uint64(e.nUnits))
 	e.unitCount = units
-	p := e.payload[:0]
+	p := <-e.free
+	if err := e.errNow(); err != nil {
+		e.free <- p
+		return err
+	}
 	p = putUvarint(p, uint64(len(units)+len(e.units)))
 	if len(e.thr) <= maxNibbleSlots {
 		p = putUvarint(p, uint64((len(e.order)+1)/2))
@@ -409,12 +449,7 @@ func (e *colEncoder) flush() error {
 		}
 	}
 	p = append(p, e.blob...)
-	e.payload = p
-
-	e.comp = append(e.comp[:0], make([]byte, blockHeaderSize)...)
-	e.comp = e.zen.EncodeAll(p, e.comp)
-	binary.BigEndian.PutUint32(e.comp, uint32(len(p)))
-	binary.BigEndian.PutUint32(e.comp[i32Size:], uint32(len(e.comp)-blockHeaderSize))
+	e.full <- p
 
 	// Reset for the next block, keeping the buffers.
 	for i := range e.thr {
@@ -424,13 +459,31 @@ func (e *colEncoder) flush() error {
 	e.units, e.order, e.seqs, e.blob = e.units[:0], e.order[:0], e.seqs[:0], e.blob[:0]
 	e.nUnits, e.nev, e.hasBlock = 0, 0, false
 	e.expect, e.runBase, e.runLen = 0, 0, 0
-	_, err := e.w.Write(e.comp)
-	return err
+	return nil
+}
+
+// sync waits until every block flushed so far is written, and returns the
+// first error in writing one.
+func (e *colEncoder) sync() error {
+	a, b := <-e.free, <-e.free // both buffers back: nothing is being written
+	e.free <- a
+	e.free <- b
+	return e.errNow()
+}
+
+// errNow returns the first error in writing a block so far.
+func (e *colEncoder) errNow() error {
+	if e.errSeen.Load() {
+		return e.err
+	}
+	return nil
 }
 
 // close writes the last block and releases the encoder.
 func (e *colEncoder) close() error {
 	err := e.flush()
+	close(e.full)
+	<-e.done
 	for i, p := range e.parsers {
 		if p != nil {
 			p.close()
@@ -438,5 +491,8 @@ func (e *colEncoder) close() error {
 		}
 	}
 	e.zen.Close()
+	if err == nil {
+		err = e.err
+	}
 	return err
 }

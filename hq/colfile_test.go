@@ -398,6 +398,9 @@ func TestColumnsNoAllocs(t *testing.T) {
 	if err := e.flush(); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.sync(); err != nil {
+		t.Fatal(err)
+	}
 	c, err := newColDecoder(bufio.NewReader(bytes.NewReader(buf.Bytes())), 0, d)
 	if err != nil {
 		t.Fatal(err)
@@ -417,5 +420,71 @@ func TestColumnsNoAllocs(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(len(us)-half-8, next); allocs != 0 {
 		t.Errorf("decoding a unit: %v allocations; want 0", allocs)
+	}
+}
+
+// TestColumnsParallel: the replay's decoders, which decode blocks in
+// parallel, each from a clock of its own, hand the core the very units the
+// sequential reader reads, in the same order and at the same times.
+func TestColumnsParallel(t *testing.T) {
+	big := bigTrace(t, 700_000)
+	path := filepath.Join(t.TempDir(), "big"+CompressColumns.Ext())
+	big.write(t, path, CompressColumns)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, ok := colUnits(t, b)
+	if !ok {
+		t.Fatal("the file does not decode")
+	}
+	tr, err := NewTraceReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	var got []decodedUnit
+	batches := 0
+	for batch := range decodeAhead(tr.col, stop) {
+		batches++
+		for _, u := range batch.us {
+			d := decodedUnit{u: u}
+			if u.s != nil {
+				d.data = bytes.Clone(u.raw)
+				d.ev = append([]event{}, u.ev...)
+				d.un = append([]uint32{}, u.un...)
+				u.s.unref()
+				d.u.raw = nil
+			} else {
+				d.u.raw = bytes.Clone(u.raw)
+			}
+			if u.perr != nil {
+				d.perr = u.perr.Error()
+			}
+			d.u.s, d.u.ev, d.u.un, d.u.perr = nil, nil, nil, nil
+			got = append(got, d)
+		}
+		if batch.err != nil {
+			if batch.err != io.EOF {
+				t.Fatal(batch.err)
+			}
+			break
+		}
+	}
+	if batches < 4 {
+		t.Fatalf("%d batches; want a file of several blocks", batches)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d units; want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("unit %d:\n%+v\nwant\n%+v", i, got[i].u, want[i].u)
+		}
+	}
+	if last, end := got[len(got)-1].u.t, big.recs[len(big.recs)-1].Time/time.Millisecond; int64(last) != int64(end) {
+		t.Fatalf("last unit at %d ms; want %d", last, end)
 	}
 }

@@ -2,11 +2,12 @@ package hq
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
@@ -196,47 +197,151 @@ func (tr *TraceReader) Close() {
 	}
 }
 
-// unitBatch is a run of units a columnar file's decoder hands the core,
-// and the error that ended the file (io.EOF at its end).
+// unitBatch is the units of a block of a columnar file, decoded for the
+// core, and the error that ended the file (io.EOF at its end).
 type unitBatch struct {
 	us  []unit
 	err error
+	dt  uint32 // how far the block's units moved the run's clock
 }
 
-// replayBatch is how many units go to the core at a time.
-const replayBatch = 16
+// release drops the slab references of the batch's units from i on.
+func (b *unitBatch) release(i int) {
+	for _, u := range b.us[i:] {
+		if u.s != nil {
+			u.s.unref()
+		}
+	}
+}
 
-// decodeAhead decodes a columnar file in its own goroutine, so that the
-// core works on one part of the file while the next is decompressed and
-// decoded. Units keep no reference to the decoder's buffers: data units
-// have their own slabs, and other units' bytes are copied. The last batch
-// carries the error; closing stop ends the goroutine, which then drops
-// what it holds.
+// blockJob is a block of a columnar file on its way to the core: its
+// frame, and the batch it decodes to once a worker has decoded it.
+type blockJob struct {
+	comp   []byte
+	rawLen uint32
+	off    int64
+	out    chan unitBatch // one batch
+}
+
+// decodeWorkers is how many goroutines decode the blocks of a columnar
+// file while the core takes them.
+func decodeWorkers() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
+
+// decodeAhead decodes a columnar file in goroutines of its own, so that
+// the core works on one block while the next ones are decompressed and
+// decoded: one goroutine reads the blocks' frames, decodeWorkers decode
+// blocks in parallel (each starts afresh), and one hands their units to
+// the core in the file's order, one batch a block. Units keep no reference
+// to the decoders' buffers. The last batch carries the error; closing stop
+// ends the goroutines, which then drop what they hold, and the channel is
+// closed once they are all done with col.
 func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
-	ch := make(chan unitBatch, 4)
-	go func() {
-		defer close(ch)
-		for {
-			b := unitBatch{us: make([]unit, 0, replayBatch)}
-			for len(b.us) < replayBatch {
-				var u unit
-				if err := col.next(&u); err != nil {
-					b.err = err
-					break
-				}
-				if u.s == nil {
-					u.raw = bytes.Clone(u.raw)
-				}
-				b.us = append(b.us, u)
+	n := decodeWorkers()
+	ch := make(chan unitBatch, 1)
+	decs := make([]*colDecoder, 0, n)
+	for range n {
+		d, err := newColDecoder(nil, 0, col.d)
+		if err != nil {
+			for _, d := range decs {
+				d.close()
 			}
+			ch <- unitBatch{err: err}
+			close(ch)
+			return ch
+		}
+		decs = append(decs, d)
+	}
+	jobs := make(chan *blockJob, n)
+	order := make(chan *blockJob, n)
+	free := make(chan []byte, 2*n+1) // frames' buffers, for reuse
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1 + n)
+	go func() { // the reader
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		for {
+			select {
+			case b := <-free:
+				col.comp = b
+			default:
+				col.comp = nil
+			}
+			j := &blockJob{out: make(chan unitBatch, 1)}
+			rawLen, err := col.readBlock()
+			if err != nil {
+				j.out <- unitBatch{err: err}
+			} else {
+				j.comp, j.rawLen, j.off = col.comp, rawLen, col.blkOff
+				col.comp = nil
+			}
+			select {
+			case order <- j:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+			select {
+			case jobs <- j:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	for _, d := range decs {
+		go func() { // a decoder
+			defer wg.Done()
+			defer d.close()
+			for {
+				select {
+				case <-quit:
+					return
+				case j, ok := <-jobs:
+					if !ok {
+						return
+					}
+					b := d.decodeBlock(j.comp, j.rawLen, j.off)
+					select {
+					case free <- j.comp[:0]:
+					default:
+					}
+					j.out <- b
+				}
+			}
+		}()
+	}
+	go func() { // the one that keeps the order
+		defer close(ch)
+		defer func() {
+			close(quit)
+			wg.Wait()
+			for j := range order {
+				select {
+				case b := <-j.out:
+					b.release(0)
+				default:
+				}
+			}
+		}()
+		var base uint32
+		for j := range order {
+			var b unitBatch
+			select {
+			case b = <-j.out:
+			case <-stop:
+				return
+			}
+			for i := range b.us {
+				b.us[i].t += base
+			}
+			base += b.dt
 			select {
 			case ch <- b:
 			case <-stop:
-				for _, u := range b.us {
-					if u.s != nil {
-						u.s.unref()
-					}
-				}
+				b.release(0)
 				return
 			}
 			if b.err != nil {
@@ -329,17 +434,9 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 			// the caller closes it.
 			close(stop)
 			for b := range ch {
-				for _, u := range b.us {
-					if u.s != nil {
-						u.s.unref()
-					}
-				}
+				b.release(0)
 			}
-			for _, u := range batch.us[bi:] {
-				if u.s != nil {
-					u.s.unref()
-				}
-			}
+			batch.release(bi)
 		}()
 	}
 	for !ended {
