@@ -9,12 +9,13 @@ import (
 
 // The core's work per released event. A run of events released together
 // (consecutive numbers, one slab, no data break between them) goes through
-// events in one loop: the common events, an entry or an exit of the
-// innermost call while no exception path is open and no mode window was
-// opened, are counted, checked and timed right there, from their bytes,
-// against the thread's one stack (calls.go), then handed to the
-// processors that take single events, if any. Every other event goes through event, which does the same
-// work and all the rest from the decoded message. Both make the same
+// events: the common events, an entry or an exit of the innermost call of
+// a named thread while no exception path is open and no mode window was
+// opened, are counted, checked and timed in fastRun's loop, from their
+// bytes, against the thread's one stack and its bounds (calls.go); each
+// stretch of them is then handed to the processors that take single
+// events, if any. Every other event goes through event, which does the
+// same work and all the rest from the decoded message. Both make the same
 // findings in the same order.
 
 // Offsets of the fields events reads; every method event starts with
