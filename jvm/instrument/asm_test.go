@@ -69,8 +69,11 @@ func TestASMAnalyzer(t *testing.T) {
 	run(t, javac, "-cp", asmCP, "-d", dir, "testdata/java/asmcheck/AsmCheck.java")
 	cp := dir + string(os.PathListSeparator) + asmCP
 
+	// The JVM agent's probe shapes (TestJDKWalk covers the default ones):
+	// the exception passed, exit and thrown words as long constants.
 	cfg := DefaultConfig()
 	cfg.Exclude = nil
+	cfg.PassThrowable, cfg.PackedWords = true, true
 	x, err := New(&cfg)
 	if err != nil {
 		t.Fatal(err)
