@@ -123,17 +123,7 @@ public final class Probe {
 	}
 
 	public static void thrown(Throwable t, int id, int line) {
-		if (now == OFF)
-			return;
-		try {
-			long e = type(t);
-			Buf b = buf();
-			if (b == null)
-				return;
-			b.put2((long) (line & 0xFFFF) << 48 | (long) id << 8 | THROWN, e);
-		} catch (Throwable x) {
-			// never into the application
-		}
+		thrown(t, (long) (line & 0xFFFF) << 48 | (long) id << 8 | THROWN);
 	}
 
 	/** thrown with the event word whole: {@code line << 48 | id << 8 | THROWN}. */
