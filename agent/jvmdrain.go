@@ -135,7 +135,6 @@ func (d *drain) probeRun(w []int64, i int, thread uint64, rel int32) (int, int32
 	stop := min(d.full, cap(buf)-bytefrog.EntryOrExitRoom+1)
 	buf = buf[:cap(buf)]
 	w0 := bytefrog.EventWord0(bytefrog.MsgMethodEntry, rel)
-	t := bytefrog.EntryOrExitThread(tid)
 	for ; i < len(w) && n < stop; i++ {
 		v := uint64(w[i])
 		k, m := v&0xFF, uint32(v>>8)
@@ -148,8 +147,8 @@ func (d *drain) probeRun(w []int64, i int, thread uint64, rel int32) (int, int32
 			continue
 		}
 		// Entries and exits alternate without a pattern: one path for both
-		// (ProbeExit is 1, as is PutEntryOrExitOf's exit).
-		n += bytefrog.PutEntryOrExitOf((*[bytefrog.EntryOrExitRoom]byte)(buf[n:]), w0, seq, int32(m), k, uint16(v>>48), t)
+		// (ProbeExit is 1, as is PutEntryOrExit's exit).
+		n += bytefrog.PutEntryOrExit(buf[n:n+bytefrog.EntryOrExitRoom], w0, seq, int32(m), k, uint16(v>>48), tid)
 		seq++
 	}
 	d.ranTo(seq, buf[:n])

@@ -272,22 +272,6 @@ func PutEntryOrExit(p []byte, w0 uint64, seq, methodID int32, exit uint64, line,
 	return MethodEntrySize + int(exit)*(MethodExitSize-MethodEntrySize)
 }
 
-// EntryOrExitThread is thread id tid as PutEntryOrExitOf takes it, made
-// once for a run of one thread's events.
-func EntryOrExitThread(tid uint16) uint64 { return uint64(tid) << 8 }
-
-// PutEntryOrExitOf is PutEntryOrExit into a fixed-size p, with the thread
-// as EntryOrExitThread gives it: a loop over one thread's events keeps one
-// word for the thread and needs no bounds check per message.
-func PutEntryOrExitOf(p *[EntryOrExitRoom]byte, w0 uint64, seq, methodID int32, exit uint64, line uint16, thread uint64) int {
-	binary.BigEndian.PutUint64(p[:u64Size], w0+exit<<56|uint64(uint32(seq)>>8))
-	// Entry: thread id at offset 13. Exit: line at 13, thread id at 15.
-	t := thread ^ (thread^(uint64(line)<<8|thread>>16))&-exit
-	binary.BigEndian.PutUint64(p[u64Size:2*u64Size], uint64(uint8(seq))<<56|uint64(uint32(methodID))<<24|t)
-	p[MethodExitSize-1] = byte(thread >> 8)
-	return MethodEntrySize + int(exit)*(MethodExitSize-MethodEntrySize)
-}
-
 // PutMethodExitCodePulseWide writes the Code Pulse flavour of MethodExit
 // at the start of p, which holds at least MethodExitCodePulseSize bytes,
 // in two stores. w0 is EventWord0(MsgMethodExit, relTime).
