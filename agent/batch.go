@@ -33,6 +33,7 @@ const (
 
 	batchFlagThrown = host.BatchFlagThrown
 	batchFlagMUTF8  = host.BatchFlagMUTF8
+	batchFlagWire   = host.BatchFlagWire
 )
 
 var batchKinds = [...]kind{
@@ -65,6 +66,9 @@ func scanBatch(b []byte) (int, error) {
 		}
 		if int(k) >= len(batchKinds) || batchKinds[k] == 0 {
 			return 0, fmt.Errorf("%w: kind %d at offset %d", host.ErrBadBatch, k, off)
+		}
+		if b[off+1]&batchFlagWire != 0 { // the agent's own batches only (hostSubmitWireBatch)
+			return 0, fmt.Errorf("%w: record at offset %d claims the agent's wire flag", host.ErrBadBatch, off)
 		}
 		size := recordSize(b[off:])
 		if size > len(b)-off {
@@ -283,6 +287,10 @@ func (d *drain) batch(thread uint64, t *text) {
 	for off := 0; off < len(b); {
 		if next := d.batchRun(b, off, thread); next != off { // runs of entries and exits (jvmdrain.go)
 			off = next
+			continue
+		}
+		if b[off] == batchMarker && b[off+1]&batchFlagWire != 0 { // the JUL converter's (wirebatch.go)
+			off = d.markerRun(b, off)
 			continue
 		}
 		r := b[off:]

@@ -25,6 +25,8 @@ func TestScanBatchRejects(t *testing.T) {
 		"exception id never given out": host.AppendBatchRecord(nil, batchThrow, 0, 0,
 			NewMethod("t/T.rejects;1;()V").ID(), 1<<30, 1, "", ""),
 		"trailing junk": append(append([]byte{}, good...), 1, 2, 3),
+		"the agent's wire flag": host.AppendBatchRecord(nil, batchMarker, batchFlagMUTF8|batchFlagWire, 0, 0, 0, 1,
+			"key", "value"),
 	}
 	for name, b := range tests {
 		if _, err := scanBatch(b); !errors.Is(err, host.ErrBadBatch) {

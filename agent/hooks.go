@@ -55,15 +55,17 @@ func (h *hookList[F]) each(call func(F)) {
 // The agent's side of internal/host: the calls hosts make through it.
 func init() {
 	host.Register(host.Agent{
-		SubmitBatch:  hostSubmitBatch,
-		SubmitProbes: hostSubmitProbes,
-		HandProbes:   hostHandProbes,
-		Gate:         hostGate,
-		CurrentMode:  currentMode,
-		AddModeHook:  addModeHook,
-		ReportClass:  reportClass,
-		ClassFilters: classFilters,
-		Log:          hostLogOptions,
+		SubmitBatch:     hostSubmitBatch,
+		WireBatch:       hostWireBatch,
+		SubmitWireBatch: hostSubmitWireBatch,
+		SubmitProbes:    hostSubmitProbes,
+		HandProbes:      hostHandProbes,
+		Gate:            hostGate,
+		CurrentMode:     currentMode,
+		AddModeHook:     addModeHook,
+		ReportClass:     reportClass,
+		ClassFilters:    classFilters,
+		Log:             hostLogOptions,
 	})
 }
 

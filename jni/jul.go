@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/tadpole-trace/tadpole/internal/host"
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // JUL records in the probe buffers: JulHandler appends a record of an HQ
@@ -84,8 +85,14 @@ type julLogger struct {
 // newJulLogger makes the julLogger of marker key k.
 func newJulLogger(k []byte) *julLogger {
 	l := &julLogger{key: k}
+	// A record's value is valid modified UTF-8 as appendMUTF8 makes it, so
+	// with a valid key the drain copies both to the wire as they are.
+	flags := uint8(host.BatchFlagMUTF8)
+	if len(k) <= 0xFFFF && bytefrog.ValidUTF(k) == nil {
+		flags |= host.BatchFlagWire
+	}
 	for i, lv := range julLevels {
-		p := host.BeginBatchRecord(nil, host.BatchMarker, host.BatchFlagMUTF8, 0xFFFF, 0, 0, 0)
+		p := host.BeginBatchRecord(nil, host.BatchMarker, flags, 0xFFFF, 0, 0, 0)
 		p = append(append(append(p, k...), lv.name...), ' ')
 		l.pre[i] = p
 	}
@@ -207,13 +214,12 @@ func asciiUnits(v uint64) bool {
 	return v&high == 0 && (v-ones)&tops == 0
 }
 
-// packUnits packs the low bytes of v's four units into the low 32 bits.
+// packUnits packs the low bytes of v's four units, whose high bytes are 0
+// (asciiUnits), into the low 32 bits.
 func packUnits(v uint64) uint64 {
-	return v&0xFF | v>>8&0xFF00 | v>>16&0xFF0000 | v>>24&0xFF000000
+	v = (v | v>>8) & 0x0000FFFF0000FFFF
+	return (v | v>>16) & 0xFFFFFFFF
 }
-
-// julBatches are the converters' batch buffers.
-var julBatches = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
 
 // tpjGoProbeFlushJul hands a thread's probe words holding JUL records to
 // the agent, with the chars the records point into.
@@ -229,31 +235,48 @@ func tpjGoProbeFlushJul(tid C.int64_t, p *C.int64_t, n C.int, c *C.uint16_t, nc 
 	if c != nil && nc > 0 {
 		chars = unsafe.Slice((*uint16)(unsafe.Pointer(c)), int(nc))
 	}
-	bp := julBatches.Get().(*[]byte)
-	*bp = submitJul(uint64(tid), ev, chars, (*bp)[:0], host.SubmitProbes, host.SubmitBatch)
-	julBatches.Put(bp)
+	submitJul(uint64(tid), ev, chars, julAgent)
 }
 
+// julSink is where submitJul hands over: the agent (julAgent), or a
+// test's.
+type julSink struct {
+	probes func(thread uint64, ev []int64) (int, error)
+	// batch returns an empty batch buffer; submit hands it over with its
+	// n records and gives up the buffer (host.WireBatch,
+	// host.SubmitWireBatch).
+	batch  func() *[]byte
+	submit func(thread uint64, bp *[]byte, n int) int
+}
+
+var julAgent = &julSink{probes: host.SubmitProbes, batch: host.WireBatch, submit: host.SubmitWireBatch}
+
 // submitJul hands ev, probe words among which JUL records are, over in
-// their order: each run of method events as probe words (submitProbes),
-// each run of JUL records as a host batch of markers and names built in
-// b (submitBatch). The word after a JUL record's first is overwritten
-// with the time word in force, so that the run of method events after it
-// can start there. It returns b for reuse.
-func submitJul(thread uint64, ev []int64, chars []uint16, b []byte,
-	submitProbes func(uint64, []int64) (int, error), submitBatch func(uint64, []byte) (int, error)) []byte {
+// their order: each run of method events as probe words (to.probes), each
+// run of JUL records as a host batch of markers and names, built in a
+// buffer of the agent's (to.batch) and handed over as it is (to.submit):
+// the records are well formed and their strings valid modified UTF-8 by
+// construction, so the agent neither checks nor copies them. The word after
+// a JUL record's first is overwritten with the time word in force, so that
+// the run of method events after it can start there.
+func submitJul(thread uint64, ev []int64, chars []uint16, to *julSink) {
 	seg, events := 0, false // the run of method words from seg; whether it holds an event
 	last := int64(-1)       // the time word in force
+	var bp *[]byte          // the batch being built, nrec records
+	var b []byte
+	nrec := 0
+	lastH, lg := int32(-1), (*julLogger)(nil) // the logger of the last record
 	flushEvents := func(end int) {
 		if events {
-			submitProbes(thread, ev[seg:end])
+			to.probes(thread, ev[seg:end])
 		}
 		events = false
 	}
 	flushRecords := func() {
-		if len(b) > 0 {
-			submitBatch(thread, b)
-			b = b[:0]
+		if bp != nil {
+			*bp = b
+			to.submit(thread, bp, nrec)
+			bp, b, nrec = nil, nil, 0
 		}
 	}
 	for i := 0; i < len(ev); i++ {
@@ -281,11 +304,22 @@ func submitJul(thread uint64, ev []int64, chars []uint16, b []byte,
 		if last >= 0 {
 			mono = last >> 8 * 1e6
 		}
+		if bp == nil {
+			bp = to.batch()
+			b = (*bp)[:0]
+		}
 		w := uint64(ev[i+1])
+		n := len(b)
 		if k == probeJul {
-			b = appendJulMarker(b, v, w, mono, chars)
+			if h := int32(v >> 8 & 0xFFFFFF); h != lastH {
+				lastH, lg = h, julKey(h)
+			}
+			b = appendJulMarker(b, v, w, mono, chars, lg)
 		} else {
 			b = appendJulName(b, v, mono, chars)
+		}
+		if len(b) != n {
+			nrec++
 		}
 		i++
 		if last >= 0 {
@@ -296,27 +330,81 @@ func submitJul(thread uint64, ev []int64, chars []uint16, b []byte,
 		}
 	}
 	flushEvents(len(ev))
+	if bp != nil && nrec == 0 {
+		*bp = b // given back: none of its records was made
+	}
 	flushRecords()
-	return b
 }
 
-// appendJulMarker appends the marker of a JUL record (words v, w); a record
-// whose logger has no key or whose chars are not there is left out.
-func appendJulMarker(b []byte, v, w uint64, mono int64, chars []uint16) []byte {
-	h := int32(v >> 8 & 0xFFFFFF)
+// appendJulMarker appends the marker of a JUL record (words v, w) of logger
+// lg; a record whose logger has no key or whose chars are not there is
+// left out.
+func appendJulMarker(b []byte, v, w uint64, mono int64, chars []uint16, lg *julLogger) []byte {
 	n, off := int(v>>32), int(w>>32)
 	lv := julLevel(int32(uint32(w)))
-	lg := julKey(h)
 	if lg == nil || lv < 0 || off+n > len(chars) || len(lg.key) > 0xFFFF {
 		return b
 	}
 	pre := lg.pre[lv]
 	start := len(b)
-	b = slices.Grow(b, len(pre)+n+host.BatchAlign) // an ASCII message's record
-	b = append(b, pre...)                          // header, key, level
+	// Room for the record of a message of n units at 3 bytes each, and 8
+	// bytes of padding.
+	if room := len(pre) + 3*n + host.BatchAlign; cap(b)-start < room {
+		b = slices.Grow(b, room)
+	}
+	msg := start + len(pre)
+	b = b[:msg+n]
+	copy(b[start:msg], pre) // header, key, level
 	binary.LittleEndian.PutUint64(b[start+batchTimeOff:], uint64(mono))
-	b = appendMUTF8(b, chars[off:off+n], len(b)+maxString-(len(pre)-host.BatchHeaderSize-len(lg.key)))
-	return host.EndBatchRecord(b, start, len(lg.key))
+	// The usual message: ASCII without NUL, short of the limit, a byte a
+	// unit; else converted again, unit by unit.
+	limit := maxString - (len(pre) - host.BatchHeaderSize - len(lg.key))
+	if n > limit || !asciiInto(b[msg:msg+n], chars[off:off+n]) {
+		b = appendMUTF8(b[:msg], chars[off:off+n], msg+limit)
+	}
+	l1, end := len(lg.key), len(b)
+	binary.LittleEndian.PutUint16(b[start+12:], uint16(l1))
+	binary.LittleEndian.PutUint16(b[start+14:], uint16(end-start-host.BatchHeaderSize-l1))
+	pad := (host.BatchAlign - (end-start)%host.BatchAlign) % host.BatchAlign
+	b = b[:end+host.BatchAlign] // within the room made
+	binary.LittleEndian.PutUint64(b[end:], 0)
+	return b[:end+pad]
+}
+
+// asciiInto writes the units s into d (len(s) bytes) when they are all
+// ASCII without NUL, a byte each in modified UTF-8, and reports whether
+// they were (d then holds what was written so far).
+func asciiInto(d []byte, s []uint16) bool {
+	n := len(s)
+	if n < 8 {
+		for i, c := range s {
+			if c-1 >= 0x7F { // 0 wraps
+				return false
+			}
+			d[i] = byte(c)
+		}
+		return true
+	}
+	d = d[:n]
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		u := (*[2]uint64)(unsafe.Pointer(&s[i])) // units i to i+7, little-endian as amd64 and arm64 are
+		v, w := u[0], u[1]
+		if !asciiUnits(v) || !asciiUnits(w) {
+			return false
+		}
+		binary.LittleEndian.PutUint64(d[i:], packUnits(v)|packUnits(w)<<32)
+	}
+	if i < n { // the last eight, overlapping those written
+		i = n - 8
+		u := (*[2]uint64)(unsafe.Pointer(&s[i]))
+		v, w := u[0], u[1]
+		if !asciiUnits(v) || !asciiUnits(w) {
+			return false
+		}
+		binary.LittleEndian.PutUint64(d[i:], packUnits(v)|packUnits(w)<<32)
+	}
+	return true
 }
 
 // appendJulName appends the thread name record of word v.

@@ -58,21 +58,49 @@ type submitted struct {
 func runSubmitJul(t *testing.T, ev []int64, chars string) []submitted {
 	t.Helper()
 	var got []submitted
-	submitJul(7, ev, utf16.Encode([]rune(chars)), nil,
-		func(th uint64, w []int64) (int, error) {
+	out := 0 // batch buffers given out and not handed back
+	submitJul(7, ev, utf16.Encode([]rune(chars)), &julSink{
+		probes: func(th uint64, w []int64) (int, error) {
 			if th != 7 {
 				t.Errorf("probes of thread %d", th)
 			}
 			got = append(got, submitted{probes: slices.Clone(w)})
 			return len(w), nil
 		},
-		func(th uint64, b []byte) (int, error) {
+		batch: func() *[]byte {
+			out++
+			b := make([]byte, 0, 64) // small: records grow it
+			return &b
+		},
+		submit: func(th uint64, bp *[]byte, n int) int {
+			out--
 			if th != 7 {
 				t.Errorf("batch of thread %d", th)
 			}
-			got = append(got, submitted{recs: decodeBatch(t, b)})
-			return 0, nil
-		})
+			if n == 0 {
+				if len(*bp) != 0 {
+					t.Errorf("a batch of %d bytes handed back as empty", len(*bp))
+				}
+				return 0
+			}
+			recs := decodeBatch(t, *bp)
+			if len(recs) != n {
+				t.Errorf("batch of %d records said to hold %d", len(recs), n)
+			}
+			for off := 0; off < len(*bp); off += host.RecordSize((*bp)[off:]) {
+				// Markers of valid keys are wire-ready, names are checked.
+				r := (*bp)[off:]
+				if wire := r[1]&host.BatchFlagWire != 0; wire != (r[0] == host.BatchMarker) {
+					t.Errorf("record of kind %d, flags %#x", r[0], r[1])
+				}
+			}
+			got = append(got, submitted{recs: recs})
+			return n
+		},
+	})
+	if out != 0 {
+		t.Errorf("%d batch buffers not handed back", out)
+	}
 	return got
 }
 
@@ -140,6 +168,24 @@ func TestSubmitJulOnlyRecords(t *testing.T) {
 	}
 }
 
+// TestJulLoggerWire: a logger whose key is valid modified UTF-8 gets
+// wire-ready markers; one whose key is not (a C logger's bytes) has its
+// markers checked by the drain.
+func TestJulLoggerWire(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		wire bool
+	}{{"log:a", true}, {"log:\xC0\x80é\xED\xA0\xBD", true}, {"log:\xFF", false}, {"log:\x00", false},
+		{"log:\xE2\x82", false}} {
+		l := newJulLogger([]byte(tc.key))
+		for i, p := range l.pre {
+			if wire := p[1]&host.BatchFlagWire != 0; wire != tc.wire || p[1]&host.BatchFlagMUTF8 == 0 {
+				t.Errorf("key %q, level %d: flags %#x; want the wire flag %v", tc.key, i, p[1], tc.wire)
+			}
+		}
+	}
+}
+
 // TestAppendMUTF8: the bytes GetStringUTFRegion writes: U+0000 as C0 80,
 // a supplementary character as two 3-byte surrogates; cut at a unit.
 func TestAppendMUTF8(t *testing.T) {
@@ -199,12 +245,14 @@ func BenchmarkSubmitJul(b *testing.B) {
 	work := make([]int64, len(ev))
 	var buf []byte
 	n := 0
+	to := &julSink{probes: func(uint64, []int64) (int, error) { return 0, nil },
+		batch:  func() *[]byte { buf = buf[:0]; return &buf },
+		submit: func(_ uint64, bp *[]byte, _ int) int { n += len(*bp); return 0 }}
 	c0 := cpuNanos()
 	b.ResetTimer()
 	for range b.N {
 		copy(work, ev)
-		buf = submitJul(1, work, chars, buf[:0], func(uint64, []int64) (int, error) { return 0, nil },
-			func(_ uint64, p []byte) (int, error) { n += len(p); return 0, nil })
+		submitJul(1, work, chars, to)
 	}
 	records := float64(b.N * (len(ev) - 1) / 2)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/records, "ns/record")
@@ -262,5 +310,54 @@ func TestAppendMUTF8Runs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAppendJulMarkerRuns: a record's marker, for messages of every length
+// up to 40 with one unit that is not plain ASCII at every position, and
+// at the length limit and over it, is the record built one unit at a time
+// (the header, key and level, then refMUTF8 cut at TADPOLE_MAX_STRING),
+// padded with zeros, after whatever the batch held.
+func TestAppendJulMarkerRuns(t *testing.T) {
+	lg := newJulLogger([]byte("log:runs"))
+	lv := julLevel(900)
+	want := func(s []uint16) []byte {
+		b := host.BeginBatchRecord([]byte("prev"), host.BatchMarker, lg.pre[lv][1], 0xFFFF, 0, 0, 77e6)
+		b = append(append(b, lg.key...), "WARNING "...)
+		b = refMUTF8(b, s, len(b)+maxString-len("WARNING "))
+		return host.EndBatchRecord(b, 4, len(lg.key))
+	}
+	check := func(name string, s []uint16) {
+		t.Helper()
+		ev := julWord(0, len(s))
+		got := appendJulMarker(append(make([]byte, 0, 5), "prev"...), uint64(ev), uint64(julLevelWord(0, 900)), 77e6,
+			s, lg)
+		if w := want(s); !bytes.Equal(got, w) {
+			t.Fatalf("%s: % x\nwant % x", name, got, w)
+		}
+	}
+	odd := []uint16{0, 0x7F, 0x80, 0x100, 0xFF01, 0xD83D, 0x0180}
+	for n := 0; n <= 40; n++ {
+		for pos := -1; pos < n; pos++ {
+			for _, o := range odd {
+				s := make([]uint16, n)
+				for i := range s {
+					s[i] = uint16('a' + i%26)
+				}
+				if pos >= 0 {
+					s[pos] = o
+				}
+				check(fmt.Sprintf("%d units, %#x at %d", n, o, pos), s)
+			}
+		}
+	}
+	for _, n := range []int{maxString - 9, maxString - 8, maxString - 7, maxString + 3} {
+		s := make([]uint16, n)
+		for i := range s {
+			s[i] = 'x'
+		}
+		check(fmt.Sprintf("%d units", n), s)
+		s[n-1] = 0xE9
+		check(fmt.Sprintf("%d units, é last", n), s)
 	}
 }

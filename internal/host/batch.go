@@ -43,6 +43,12 @@ const (
 
 	BatchFlagThrown = 1 << 0
 	BatchFlagMUTF8  = 1 << 1
+	// BatchFlagWire, with BatchFlagMUTF8, marks a marker whose key and
+	// value the agent's own code encoded (the JVM's JUL converter): valid
+	// modified UTF-8 by construction, so the drain copies them to the wire
+	// without checking them again. Only batches handed over with
+	// SubmitWireBatch carry it; SubmitBatch refuses a record that does.
+	BatchFlagWire = 1 << 2
 )
 
 // Probe events: the JVM agent's method probes (io.tadpole.Probe) append one

@@ -19,15 +19,18 @@ const (
 // Agent is what package agent provides to hosts: each call of this package
 // of the same name is the field's. Register sets them all.
 type Agent struct {
-	SubmitBatch  func(thread uint64, b []byte) (int, error)
-	SubmitProbes func(thread uint64, ev []int64) (int, error)
-	HandProbes   func(thread uint64, ev []int64, owner ProbeOwner) bool
-	Gate         func() bool
-	CurrentMode  func() bytefrog.Mode
-	AddModeHook  func(f func(bytefrog.Mode)) (remove func())
-	ReportClass  func(t bytefrog.MsgType, name string) bool
-	ClassFilters func() (exclusions, inclusions []string, ok bool)
-	Log          func(opts string, level Level, key, msg string)
+	SubmitBatch func(thread uint64, b []byte) (int, error)
+	// WireBatch and SubmitWireBatch: see the functions of those names.
+	WireBatch       func() *[]byte
+	SubmitWireBatch func(thread uint64, bp *[]byte, n int) int
+	SubmitProbes    func(thread uint64, ev []int64) (int, error)
+	HandProbes      func(thread uint64, ev []int64, owner ProbeOwner) bool
+	Gate            func() bool
+	CurrentMode     func() bytefrog.Mode
+	AddModeHook     func(f func(bytefrog.Mode)) (remove func())
+	ReportClass     func(t bytefrog.MsgType, name string) bool
+	ClassFilters    func() (exclusions, inclusions []string, ok bool)
+	Log             func(opts string, level Level, key, msg string)
 }
 
 // impl is set once, by package agent's init, before any host's init runs
@@ -38,7 +41,7 @@ var impl Agent
 // its init function. A missing call panics there, at process start, rather
 // than at a host's first event.
 func Register(a Agent) {
-	if a.SubmitBatch == nil || a.SubmitProbes == nil || a.HandProbes == nil || a.Gate == nil || a.CurrentMode == nil ||
+	if a.SubmitBatch == nil || a.WireBatch == nil || a.SubmitWireBatch == nil || a.SubmitProbes == nil || a.HandProbes == nil || a.Gate == nil || a.CurrentMode == nil ||
 		a.AddModeHook == nil || a.ReportClass == nil || a.ClassFilters == nil || a.Log == nil {
 		panic("host: incomplete agent registration")
 	}
@@ -53,6 +56,22 @@ func Register(a Agent) {
 // the caller may reuse it at once. The batch's events get consecutive
 // sequence numbers. While tracing is paused it blocks.
 func SubmitBatch(thread uint64, b []byte) (int, error) { return impl.SubmitBatch(thread, b) }
+
+// WireBatch returns an empty buffer of the agent's for a batch that
+// SubmitWireBatch hands over.
+func WireBatch() *[]byte { return impl.WireBatch() }
+
+// SubmitWireBatch is SubmitBatch for a batch that the agent's own code
+// built (the JVM's JUL converter) in a buffer from WireBatch: no pass over
+// the records and no copy. *bp must hold n well-formed records
+// (BeginBatchRecord, EndBatchRecord) of the kinds BatchMarker and
+// BatchName only, and a marker flagged BatchFlagWire valid modified UTF-8
+// in its key and value (each at most 65535 bytes). The agent takes bp in
+// every case: the caller must not touch it again. It returns the records
+// taken (0 when not tracing). While tracing is paused it blocks.
+func SubmitWireBatch(thread uint64, bp *[]byte, n int) int {
+	return impl.SubmitWireBatch(thread, bp, n)
+}
 
 // SubmitProbes records a JVM thread's probe words (see ProbeEntry; thread:
 // its Java thread id) as one batch: consecutive sequence numbers, the
