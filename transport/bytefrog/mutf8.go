@@ -69,6 +69,28 @@ func plainASCIIBytes(b []byte) bool {
 	return acc&asciiMask == 0
 }
 
+// asciiBits folds the bytes of b into a word whose asciiMask bits are all
+// clear exactly when b is plain ASCII (bytes 0x01–0x7F): a byte's high bit,
+// and a high bit for a zero byte. The decoder's check of a marker's two
+// strings ORs theirs and tests once.
+func asciiBits(b []byte) uint64 {
+	n := len(b)
+	var acc uint64
+	if n < 8 {
+		for _, c := range b {
+			x := uint64(c)
+			acc |= x | (x-1)&^x // 0 wraps to all ones
+		}
+		return acc
+	}
+	for i := 0; i+8 <= n; i += 8 {
+		v := binary.LittleEndian.Uint64(b[i:])
+		acc |= v | (v-0x0101010101010101)&^v
+	}
+	v := binary.LittleEndian.Uint64(b[n-8:])
+	return acc | v | (v-0x0101010101010101)&^v
+}
+
 // mutfRuneLen is the encoded size of r in modified UTF-8.
 func mutfRuneLen(r rune) int {
 	switch {

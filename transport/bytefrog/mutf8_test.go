@@ -286,3 +286,25 @@ func TestPlainASCIIBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestAsciiBits: asciiBits agrees with plainASCII on every length up to 40
+// with one byte of each class (NUL, 0x01, 0x7F, 0x80, 0xC0, 0xFF) at every
+// position, so a marker's strings are checked in full when not ASCII.
+func TestAsciiBits(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for pos := -1; pos < n; pos++ {
+			for _, c := range []byte{0, 1, 0x7F, 0x80, 0xC0, 0xFF} {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = 'a' + byte(i%26)
+				}
+				if pos >= 0 {
+					b[pos] = c
+				}
+				if got, want := asciiBits(b)&asciiMask == 0, plainASCII(b); got != want {
+					t.Fatalf("%d bytes, %#x at %d: asciiBits says ASCII %v; want %v", n, c, pos, got, want)
+				}
+			}
+		}
+	}
+}

@@ -300,11 +300,16 @@ func (v *EventView) nextVar() bool {
 		if !ok {
 			return false
 		}
-		if err := checkUTF(b, b[offMarker+u16Size:keyEnd], "key"); err != nil {
-			return v.fail(t, err)
-		}
-		if err := checkUTF(b, b[keyEnd+u16Size:end], "value"); err != nil {
-			return v.fail(t, err)
+		// The usual marker, a log record: both strings plain ASCII, seen
+		// in one pass each; else each is checked and its error named.
+		key, val := b[offMarker+u16Size:keyEnd], b[keyEnd+u16Size:end]
+		if (asciiBits(key)|asciiBits(val))&asciiMask != 0 {
+			if err := checkUTF(b, key, "key"); err != nil {
+				return v.fail(t, err)
+			}
+			if err := checkUTF(b, val, "value"); err != nil {
+				return v.fail(t, err)
+			}
 		}
 		v.typ, v.next, v.key = MsgMarker, v.off+end, keyEnd
 		return true
@@ -513,6 +518,8 @@ func (v *EventView) Load(m *Msg, b []byte) bool {
 		b = b[:ExceptionBubbleSize:ExceptionBubbleSize]
 		m.ExceptionID = get32(b[offField4:])
 		m.ThreadID = get16(b[offField5:])
+	case t == MsgMarker && v.t.kind[t] == viewMarker:
+		return loadMarker(m, b)
 	default:
 		var w EventView
 		w.t = v.t
@@ -527,6 +534,28 @@ func (v *EventView) Load(m *Msg, b []byte) bool {
 	m.RelTime = get32(h[offField1:offField2])
 	m.Seq = get32(h[offField2:offField3])
 	m.MethodID = get32(h[offField3:offField4])
+	return true
+}
+
+// loadMarker is Load of a Marker: framed again, as Revisit and Msg would,
+// without a view.
+func loadMarker(m *Msg, b []byte) bool {
+	if len(b) < offMarker+u16Size {
+		return false
+	}
+	keyEnd := offMarker + u16Size + int(get16(b[offMarker:]))
+	if len(b) < keyEnd+u16Size {
+		return false
+	}
+	end := keyEnd + u16Size + int(get16(b[keyEnd:]))
+	if len(b) < end {
+		return false
+	}
+	b = b[:end:end]
+	m.Type, m.Raw = MsgMarker, b
+	m.RelTime = get32(b[offField1:])
+	m.Seq = get32(b[offField2:])
+	m.Text, m.Value = b[offMarker+u16Size:keyEnd:keyEnd], b[keyEnd+u16Size:]
 	return true
 }
 
