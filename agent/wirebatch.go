@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -53,8 +54,23 @@ func (d *drain) markerRun(b []byte, off int) int {
 			lastMono, rel = mono, d.p.relMillis(mono)
 		}
 		if sb := d.buf(); sb != nil {
+			// bytefrog.AppendMarkerMUTF8's bytes, written in place: the
+			// strings fit their u16 lengths (host.SubmitWireBatch).
 			p := b[off+batchHeaderSize : off+batchHeaderSize+l1+l2]
-			sb.b = bytefrog.AppendMarkerMUTF8(sb.b, rel, d.seq, p[:l1], p[l1:])
+			n := len(sb.b)
+			need := bytefrog.MarkerMinSize + l1 + l2
+			if cap(sb.b)-n < need {
+				sb.b = slices.Grow(sb.b, need)
+			}
+			w := sb.b[n : n+need]
+			w[0] = byte(bytefrog.MsgMarker)
+			binary.BigEndian.PutUint32(w[1:], uint32(rel))
+			binary.BigEndian.PutUint32(w[5:], uint32(d.seq))
+			binary.BigEndian.PutUint16(w[9:], uint16(l1))
+			copy(w[11:], p[:l1])
+			binary.BigEndian.PutUint16(w[11+l1:], uint16(l2))
+			copy(w[13+l1:], p[l1:])
+			sb.b = sb.b[:n+need]
 			d.appended(sb)
 		}
 		off += size
