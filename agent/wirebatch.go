@@ -33,6 +33,23 @@ func hostSubmitWireBatch(thread uint64, bp *[]byte, n int) int {
 	return submitBatch(thread, *bp, bp, n)
 }
 
+// A Bytefrog Marker (bytefrog.AppendMarkerMUTF8): the type, the relative
+// time and the sequence number, then the key and the value, each after its
+// u16 length, big-endian.
+const (
+	wireTimeOff = 1               // after the type byte
+	wireSeqOff  = wireTimeOff + 4 // after the i32 time
+	wireKeyOff  = wireSeqOff + 4  // the key's length, after the i32 number
+	wireLenSize = 2
+)
+
+// Offsets in a batch record's header (host.BatchHeaderSize).
+const (
+	batchLen1Off = 12 // u16 length of the key
+	batchLen2Off = 14 // u16 length of the value
+	batchTimeOff = 16 // i64 CLOCK_MONOTONIC ns
+)
+
 // markerRun encodes the run of flagged markers of batch b from off (the
 // first one is there) and returns the offset after them. Each is stamped
 // with its record's time and the next sequence number, as drain.batch
@@ -44,13 +61,13 @@ func (d *drain) markerRun(b []byte, off int) int {
 		if r[0] != batchMarker || r[1]&batchFlagWire == 0 {
 			break
 		}
-		l1 := int(binary.LittleEndian.Uint16(r[12:]))
-		l2 := int(binary.LittleEndian.Uint16(r[14:]))
+		l1 := int(binary.LittleEndian.Uint16(r[batchLen1Off:]))
+		l2 := int(binary.LittleEndian.Uint16(r[batchLen2Off:]))
 		size := (batchHeaderSize + l1 + l2 + batchAlign - 1) &^ (batchAlign - 1)
 		if size > len(b)-off { // cannot happen: the agent built it
 			return len(b)
 		}
-		if mono := int64(binary.LittleEndian.Uint64(r[16:])); mono != lastMono {
+		if mono := int64(binary.LittleEndian.Uint64(r[batchTimeOff:])); mono != lastMono {
 			lastMono, rel = mono, d.p.relMillis(mono)
 		}
 		if sb := d.buf(); sb != nil {
@@ -64,12 +81,13 @@ func (d *drain) markerRun(b []byte, off int) int {
 			}
 			w := sb.b[n : n+need]
 			w[0] = byte(bytefrog.MsgMarker)
-			binary.BigEndian.PutUint32(w[1:], uint32(rel))
-			binary.BigEndian.PutUint32(w[5:], uint32(d.seq))
-			binary.BigEndian.PutUint16(w[9:], uint16(l1))
-			copy(w[11:], p[:l1])
-			binary.BigEndian.PutUint16(w[11+l1:], uint16(l2))
-			copy(w[13+l1:], p[l1:])
+			binary.BigEndian.PutUint32(w[wireTimeOff:], uint32(rel))
+			binary.BigEndian.PutUint32(w[wireSeqOff:], uint32(d.seq))
+			binary.BigEndian.PutUint16(w[wireKeyOff:], uint16(l1))
+			v := wireKeyOff + wireLenSize + l1 // the value's length
+			copy(w[wireKeyOff+wireLenSize:v], p[:l1])
+			binary.BigEndian.PutUint16(w[v:], uint16(l2))
+			copy(w[v+wireLenSize:], p[l1:])
 			sb.b = sb.b[:n+need]
 			d.appended(sb)
 		}

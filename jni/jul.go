@@ -99,9 +99,14 @@ func newJulLogger(k []byte) *julLogger {
 	return l
 }
 
-// batchTimeOff is the offset of a batch record's time (host.BatchHeaderSize's
-// layout), which appendJulMarker sets in a copied header.
-const batchTimeOff = 16
+// Offsets in a batch record's header (host.BatchHeaderSize's layout), which
+// appendJulMarker sets in a copied header: the strings' u16 lengths and
+// the time.
+const (
+	batchLen1Off = 12
+	batchLen2Off = 14
+	batchTimeOff = 16
+)
 
 // julKeys caches the loggers by handle (a handle's name never changes):
 // read without a lock, replaced whole.
@@ -363,8 +368,8 @@ func appendJulMarker(b []byte, v, w uint64, mono int64, chars []uint16, lg *julL
 		b = appendMUTF8(b[:msg], chars[off:off+n], msg+limit)
 	}
 	l1, end := len(lg.key), len(b)
-	binary.LittleEndian.PutUint16(b[start+12:], uint16(l1))
-	binary.LittleEndian.PutUint16(b[start+14:], uint16(end-start-host.BatchHeaderSize-l1))
+	binary.LittleEndian.PutUint16(b[start+batchLen1Off:], uint16(l1))
+	binary.LittleEndian.PutUint16(b[start+batchLen2Off:], uint16(end-start-host.BatchHeaderSize-l1))
 	pad := (host.BatchAlign - (end-start)%host.BatchAlign) % host.BatchAlign
 	b = b[:end+host.BatchAlign] // within the room made
 	binary.LittleEndian.PutUint64(b[end:], 0)
