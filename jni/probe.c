@@ -929,18 +929,9 @@ static int tpj_jul_take(JNIEnv *env, uint16_t **dst, int *cap) {
 		*dst = p;
 		*cap = nc;
 	}
-	/* One memcpy inside a critical region (nothing in it calls back into
-	 * the VM): GetCharArrayRegion copies the chars with the VM's atomic
-	 * element copy, a few ns per record more at 4000 records a buffer. */
-	if (nc <= (*env)->GetArrayLength(env, c)) {
-		void *p = (*env)->GetPrimitiveArrayCritical(env, c, NULL);
-		if (p != NULL) {
-			memcpy(*dst, p, (size_t)nc * sizeof(jchar));
-			(*env)->ReleasePrimitiveArrayCritical(env, c, p, JNI_ABORT);
-			rc = nc;
-		} else
-			tpj_exc(env);
-	}
+	(*env)->GetCharArrayRegion(env, c, 0, nc, (jchar *)*dst);
+	if (!tpj_exc(env))
+		rc = nc;
 out:
 	(*env)->DeleteLocalRef(env, c);
 	return rc;
