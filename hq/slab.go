@@ -47,55 +47,16 @@ const slabEvents = slabSize / minEventSize
 // minEventSize is the size of a MethodEntry, the smallest method event.
 const minEventSize = 15
 
-// Slabs are kept for reuse on a free list of up to maxFreeSlabs, the rest
-// in a sync.Pool. The list is what keeps a run's slabs: a sync.Pool is
-// emptied by every other garbage collection, and a slab allocated afresh
-// costs its 400 KiB again in page faults (the kernel's first touch of each
-// page of a slab read into, of its index, and of the zeroing): 13 % of
-// HQ's CPU in BenchmarkIngestProcess before the list.
-const maxFreeSlabs = 1024
-
-var (
-	slabFree struct {
-		sync.Mutex
-		s []*slab
-	}
-	slabPool = sync.Pool{New: func() any {
-		return &slab{raw: make([]byte, slabSize), ev: make([]event, 0, slabEvents)}
-	}}
-)
+var slabPool = sync.Pool{New: func() any {
+	return &slab{raw: make([]byte, slabSize), ev: make([]event, 0, slabEvents)}
+}}
 
 // getSlab returns an empty slab holding one reference.
 func getSlab() *slab {
-	var s *slab
-	f := &slabFree
-	f.Lock()
-	if n := len(f.s); n > 0 {
-		s = f.s[n-1]
-		f.s[n-1] = nil
-		f.s = f.s[:n-1]
-	}
-	f.Unlock()
-	if s == nil {
-		s = slabPool.Get().(*slab)
-	}
+	s := slabPool.Get().(*slab)
 	s.ev, s.un, s.held = s.ev[:0], s.un[:0], 0
 	s.refs.Store(1)
 	return s
-}
-
-// putSlab takes back a slab no one refers to.
-func putSlab(s *slab) {
-	f := &slabFree
-	f.Lock()
-	if len(f.s) < maxFreeSlabs {
-		f.s = append(f.s, s)
-		s = nil
-	}
-	f.Unlock()
-	if s != nil {
-		slabPool.Put(s)
-	}
 }
 
 // ref adds n references.
@@ -105,7 +66,7 @@ func (s *slab) ref(n int32) { s.refs.Add(n) }
 func (s *slab) unref() {
 	switch n := s.refs.Add(-1); {
 	case n == 0:
-		putSlab(s)
+		slabPool.Put(s)
 	case n < 0:
 		panic("hq: slab reference count below zero")
 	}
