@@ -3,6 +3,7 @@ package hq
 import (
 	"encoding/binary"
 	"io"
+	"slices"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
@@ -203,10 +204,73 @@ func (e *colEncoder) parsed(u *unit, s *slab, ev []event, un []uint32, perr erro
 	e.events(raw, ev)
 }
 
-// events adds the sequenced messages ev of a unit, which lie in raw:
-// entries and exits of threads already in the block, the bulk of a run,
-// in one loop from their bytes; the others through event.
+// events adds the sequenced messages ev of a unit, which lie in raw. An
+// agent's buffer holds one thread's events, so that a unit of a real
+// agent's traffic is mostly long stretches of one thread's entries and
+// exits: those go column by column (stretches); traffic that mixes threads
+// event by event goes event by event (eachEvent), which costs it less.
 func (e *colEncoder) events(raw []byte, ev []event) {
+	exitTID := offTIDExit
+	if e.d.Flavor == bytefrog.FlavorCodePulse {
+		exitTID = offTIDCP
+	}
+	if len(ev) >= minStretch && int(ev[0].Off) <= len(raw)-maxFixed {
+		// A unit that begins with a stretch is taken to be made of them.
+		tid, ok := entryExitTID((*[maxFixed]byte)(raw[ev[0].Off:]), exitTID)
+		if ok && extent(raw, ev[:minStretch], tid, exitTID) == minStretch {
+			e.stretches(raw, ev, exitTID)
+			return
+		}
+	}
+	e.eachEvent(raw, ev)
+}
+
+// entryExitTID returns the thread of the entry or exit at h; false for
+// other events.
+func entryExitTID(h *[maxFixed]byte, exitTID int) (uint16, bool) {
+	switch bytefrog.MsgType(h[0]) {
+	case bytefrog.MsgMethodEntry:
+		return binary.BigEndian.Uint16(h[offField4:]), true
+	case bytefrog.MsgMethodExit:
+		return binary.BigEndian.Uint16(h[exitTID:]), true
+	}
+	return 0, false
+}
+
+// stretches adds ev, which lie in raw: each stretch of at least minStretch
+// entries and exits of one thread already in the block, with consecutive
+// numbers, through stretch; the rest through eachEvent.
+func (e *colEncoder) stretches(raw []byte, ev []event, exitTID int) {
+	cp := e.d.Flavor == bytefrog.FlavorCodePulse
+	for i := 0; i < len(ev); {
+		n := 1
+		if off := int(ev[i].Off); off <= len(raw)-maxFixed {
+			if tid, ok := entryExitTID((*[maxFixed]byte)(raw[off:]), exitTID); ok {
+				n = extent(raw, ev[i:], tid, exitTID)
+				if slot := e.slotOf[tid]; n >= minStretch && slot != 0 && slot < 0x80 {
+					seq := ev[i].Seq
+					if e.runLen == 0 || seq != e.expect {
+						e.endRun()
+						e.runStart, e.runLen = seq, 0
+					}
+					e.stretch(raw, ev[i:i+n], &e.thr[slot-1], slot, cp)
+					e.runLen += uint64(n)
+					e.expect = seq + int32(n)
+					e.nev += n
+					i += n
+					continue
+				}
+			}
+		}
+		e.eachEvent(raw, ev[i:i+n])
+		i += n
+	}
+}
+
+// eachEvent adds the sequenced messages ev, which lie in raw, one by one:
+// entries and exits of threads already in the block in one loop from their
+// bytes; the others through event.
+func (e *colEncoder) eachEvent(raw []byte, ev []event) {
 	exitTID, cp := offTIDExit, e.d.Flavor == bytefrog.FlavorCodePulse
 	if cp {
 		exitTID = offTIDCP
@@ -277,6 +341,123 @@ func (e *colEncoder) events(raw []byte, ev []event) {
 		th.pop()
 	}
 	e.nev += n
+}
+
+// minStretch is the shortest stretch of a thread's events that stretches
+// takes column by column: below it, the passes' set-up costs more than
+// they save.
+const minStretch = 8
+
+// extent returns how many events at the front of ev, which lie in raw, are
+// entries and exits of thread tid with consecutive sequence numbers (the
+// first one is): a stretch of one agent buffer.
+func extent(raw []byte, ev []event, tid uint16, exitTID int) int {
+	seq, limit := ev[0].Seq, len(raw)-maxFixed
+	n := 1
+	for ; n < len(ev); n++ {
+		off := int(ev[n].Off)
+		if ev[n].Seq != seq+int32(n) || off > limit {
+			break
+		}
+		h := (*[maxFixed]byte)(raw[off:])
+		var t uint16
+		switch bytefrog.MsgType(h[0]) {
+		case bytefrog.MsgMethodEntry:
+			t = binary.BigEndian.Uint16(h[offField4:])
+		case bytefrog.MsgMethodExit:
+			t = binary.BigEndian.Uint16(h[exitTID:])
+		default:
+			return n
+		}
+		if t != tid {
+			break
+		}
+	}
+	return n
+}
+
+// stretch adds ev, the entries and exits of the thread th in slot that
+// extent found, which lie in raw, column by column: one pass for the order,
+// one for the kinds, times and call stack, one for the method ids and one
+// for the exits' extras. A pass keeps few values live, where one loop doing
+// all of it per event spent much of its time spilling them.
+func (e *colEncoder) stretch(raw []byte, ev []event, th *colThread, slot uint16, cp bool) {
+	n := len(ev)
+	order := slices.Grow(e.order, n)
+	o := order[len(order) : len(order)+n]
+	for i := range o {
+		o[i] = byte(slot)
+	}
+	e.order = order[:len(order)+n]
+
+	// Kinds (one byte each), times and the stack.
+	kinds := slices.Grow(th.cols[colKinds], n)
+	k := kinds[len(kinds) : len(kinds)+n]
+	th.cols[colKinds] = kinds[:len(kinds)+n]
+	times, stack, last := th.cols[colTimes], th.stack, th.lastTime
+	for i := range k {
+		h := (*[maxFixed]byte)(raw[ev[i].Off:])
+		rel := int32(binary.BigEndian.Uint32(h[offRelTime:]))
+		code := byte(colEntry)
+		if h[0] == byte(bytefrog.MsgMethodExit) {
+			code = byte(colExit)
+			if d := len(stack); d > 0 {
+				if stack[d-1] == int32(binary.BigEndian.Uint32(h[offMethod:])) {
+					code |= colTop
+				}
+				stack = stack[:d-1]
+			}
+		} else if len(stack) < maxStack {
+			stack = append(stack, int32(binary.BigEndian.Uint32(h[offMethod:])))
+		}
+		if rel != last {
+			code |= colTime
+			if z := zigzag(rel - last); z < 0x80 {
+				times = append(times, byte(z))
+			} else {
+				times = binary.AppendUvarint(times, z)
+			}
+			last = rel
+		}
+		k[i] = code
+	}
+	th.cols[colTimes], th.stack, th.lastTime = times, stack, last
+
+	// Method ids, unless the kind says the top of the stack.
+	lo, hi := th.cols[colMethods], th.cols[colMethodsHi]
+	for i, code := range k {
+		if code&colTop != 0 {
+			continue
+		}
+		m := uint64(binary.BigEndian.Uint32(raw[ev[i].Off+offMethod:]))
+		if m < 0x80 {
+			lo = append(lo, byte(m))
+		} else {
+			lo = append(lo, byte(m)|0x80)
+			hi = binary.AppendUvarint(hi, m>>7)
+		}
+	}
+	th.cols[colMethods], th.cols[colMethodsHi] = lo, hi
+
+	// The exits' lines (Code Pulse: the flag's byte as sent).
+	x := th.cols[colExtras]
+	for i, code := range k {
+		if colKind(code)&colMask != colExit {
+			continue
+		}
+		var v uint64
+		if cp {
+			v = uint64(raw[ev[i].Off+offField4])
+		} else {
+			v = uint64(binary.BigEndian.Uint16(raw[ev[i].Off+offField4:])) + 1
+		}
+		if v < 0x80 {
+			x = append(x, byte(v))
+		} else {
+			x = binary.AppendUvarint(x, v)
+		}
+	}
+	th.cols[colExtras] = x
 }
 
 // event adds one sequenced message, which starts b.
