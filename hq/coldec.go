@@ -70,6 +70,9 @@ type colDecoder struct {
 
 	kindSize [colMask + 1]uint8 // the Bytefrog size of each kind in the run's dialect; 0: not allowed
 	exitCP   bool               // exits have the Code Pulse layout
+	// recs: entries and exits go into slabs as records for the core's
+	// colEvents (colcore.go) rather than as Bytefrog bytes.
+	recs bool
 }
 
 func newColDecoder(r *bufio.Reader, off int64, d bytefrog.Dialect) (*colDecoder, error) {
@@ -375,6 +378,7 @@ func (c *colDecoder) unit(u *unit) error {
 func (c *colDecoder) dataUnit(u *unit) error {
 	*u = c.cur
 	s := getSlab()
+	s.cols = c.recs
 	w := 0
 	raw := s.raw
 	for c.remUn > 0 {
@@ -433,7 +437,12 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 	raw := s.raw
 	for c.remEv > 0 {
 		if c.nibbles && c.runLeft > 0 {
-			if w = c.fastEvents(s, w); c.remEv == 0 {
+			if c.recs {
+				w = c.fastRecs(s, w)
+			} else {
+				w = c.fastEvents(s, w)
+			}
+			if c.remEv == 0 {
 				break
 			}
 		}

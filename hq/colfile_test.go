@@ -447,7 +447,7 @@ func TestColumnsParallel(t *testing.T) {
 	defer close(stop)
 	var got []decodedUnit
 	batches := 0
-	for batch := range decodeAhead(tr.col, stop) {
+	for batch := range decodeAhead(tr.col, stop, false) {
 		batches++
 		for _, u := range batch.us {
 			d := decodedUnit{u: u}

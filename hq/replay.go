@@ -235,7 +235,10 @@ func decodeWorkers() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
 // to the decoders' buffers. The last batch carries the error; closing stop
 // ends the goroutines, which then drop what they hold, and the channel is
 // closed once they are all done with col.
-func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
+//
+// With recs, the slabs hold entries and exits as records for the core's
+// colEvents (colcore.go), not as Bytefrog bytes.
+func decodeAhead(col *colDecoder, stop <-chan struct{}, recs bool) <-chan unitBatch {
 	n := decodeWorkers()
 	ch := make(chan unitBatch, 1)
 	decs := make([]*colDecoder, 0, n)
@@ -249,6 +252,7 @@ func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
 			close(ch)
 			return ch
 		}
+		d.recs = recs
 		decs = append(decs, d)
 	}
 	jobs := make(chan *blockJob, n)
@@ -352,6 +356,10 @@ func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
 	return ch
 }
 
+// replayRecords lets replay feed the core records (colcore.go); tests
+// turn it off to compare with Bytefrog slabs.
+var replayRecords = true
+
 // ReplayOptions configures Replay.
 type ReplayOptions struct {
 	// Processors receive the run's messages as live processors did.
@@ -427,7 +435,8 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 	)
 	if tr.col != nil {
 		stop := make(chan struct{})
-		ch := decodeAhead(tr.col, stop)
+		// Processors that take Blocks read the slabs' bytes.
+		ch := decodeAhead(tr.col, stop, replayRecords && len(c.blks) == 0)
 		units = ch
 		defer func() {
 			// The decoder goroutine must be done with the decoder before
