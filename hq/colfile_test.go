@@ -259,6 +259,14 @@ func FuzzColumns(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrTraceFormat) && !errors.Is(err, ErrTraceTooLarge) {
 			t.Fatalf("Replay: %v; want ErrTraceFormat or ErrTraceTooLarge", err)
 		}
+		// Feeding the core records or Bytefrog slabs makes no difference.
+		replayRecords = false
+		rb, errb := Replay(bytes.NewReader(b), nil)
+		replayRecords = true
+		if fmt.Sprint(err) != fmt.Sprint(errb) {
+			t.Fatalf("Replay with records: %v; with Bytefrog slabs: %v", err, errb)
+		}
+		sameReport(t, rb, rep)
 	})
 }
 
