@@ -460,9 +460,21 @@ func TestColumnsParallel(t *testing.T) {
 		for _, u := range batch.us {
 			d := decodedUnit{u: u}
 			if u.s != nil {
+				// Units share slabs: offsets count from the unit's start.
+				base := uint32(len(u.s.raw) - cap(u.raw))
 				d.data = bytes.Clone(u.raw)
-				d.ev = append([]event{}, u.ev...)
-				d.un = append([]uint32{}, u.un...)
+				for _, e := range u.ev {
+					d.ev = append(d.ev, event{Seq: e.Seq, Off: e.Off - base})
+				}
+				for _, o := range u.un {
+					d.un = append(d.un, o-base)
+				}
+				if d.ev == nil {
+					d.ev = []event{}
+				}
+				if d.un == nil {
+					d.un = []uint32{}
+				}
 				u.s.unref()
 				d.u.raw = nil
 			} else {
