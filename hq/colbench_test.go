@@ -195,7 +195,9 @@ func processCPU() int64 {
 }
 
 // BenchmarkColumnsDecode measures the replay's reader per event, without
-// the core: zstd and the columns turned back into Bytefrog events.
+// the core: zstd and the columns turned back into Bytefrog events (what
+// TraceReader.Next and a replay with a BlockProcessor use), or into the
+// records replay feeds the core (colcore.go).
 func BenchmarkColumnsDecode(b *testing.B) {
 	per, n := fileBenchTraffic()
 	d := bytefrog.Dialect{Version: bytefrog.Version1}
@@ -205,34 +207,39 @@ func BenchmarkColumnsDecode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := processCPU()
-	for range b.N {
-		tr, err := NewTraceReader(bytes.NewReader(data))
-		if err != nil {
-			b.Fatal(err)
-		}
-		events := 0
-		for {
-			var u unit
-			err := tr.col.next(&u)
-			if err == io.EOF {
-				break
+	for _, recs := range []bool{false, true} {
+		b.Run(map[bool]string{false: "bytefrog", true: "records"}[recs], func(b *testing.B) {
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for range b.N {
+				tr, err := NewTraceReader(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				tr.col.recs = recs
+				events := 0
+				for {
+					var u unit
+					err := tr.col.next(&u)
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					events += len(u.ev)
+					if u.s != nil {
+						u.s.unref()
+					}
+				}
+				tr.Close()
+				if events != n {
+					b.Fatalf("%d events; want %d", events, n)
+				}
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			events += len(u.ev)
-			if u.s != nil {
-				u.s.unref()
-			}
-		}
-		tr.Close()
-		if events != n {
-			b.Fatalf("%d events; want %d", events, n)
-		}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/float64(b.N), "cpu-ns/event")
+		})
 	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/float64(b.N), "cpu-ns/event")
 }

@@ -70,6 +70,27 @@ type colDecoder struct {
 
 	kindSize [colMask + 1]uint8 // the Bytefrog size of each kind in the run's dialect; 0: not allowed
 	exitCP   bool               // exits have the Code Pulse layout
+	// recs: entries and exits go into slabs as records for the core's
+	// colEvents (colcore.go) rather than as Bytefrog bytes.
+	recs bool
+	// pack: data units share a slab while it has packRoom bytes free, as a
+	// connection's reads do (decodeBlock); the decoder holds a reference
+	// to pk, the slab it fills, which is free from pkW on.
+	pack bool
+	pk   *slab
+	pkW  int
+}
+
+// packRoom is the room a slab needs for another data unit: any message
+// fits in it.
+const packRoom = maxVerbatim + maxFixed
+
+// unpack drops the decoder's reference to the slab it fills.
+func (c *colDecoder) unpack() {
+	if c.pk != nil {
+		c.pk.unref()
+		c.pk = nil
+	}
 }
 
 func newColDecoder(r *bufio.Reader, off int64, d bytefrog.Dialect) (*colDecoder, error) {
@@ -374,12 +395,25 @@ func (c *colDecoder) unit(u *unit) error {
 // many as fit.
 func (c *colDecoder) dataUnit(u *unit) error {
 	*u = c.cur
-	s := getSlab()
+	var s *slab
 	w := 0
+	if c.pk != nil && len(c.pk.raw)-c.pkW >= packRoom {
+		s, w = c.pk, c.pkW
+		s.ref(1)
+	} else {
+		c.unpack()
+		s = getSlab()
+		s.cols = c.recs
+		if c.pack {
+			s.ref(1)
+			c.pk = s
+		}
+	}
+	w0, e0, u0 := w, len(s.ev), len(s.un)
 	raw := s.raw
 	for c.remUn > 0 {
 		if n, ok := c.peekLen(); !ok || n > uint64(len(raw)-w) {
-			if ok && w > 0 {
+			if ok && w > w0 {
 				break // the rest goes in the next slab
 			}
 			s.unref()
@@ -409,12 +443,15 @@ func (c *colDecoder) dataUnit(u *unit) error {
 	if c.remUn == 0 && c.remEv == 0 {
 		c.inUnit = false
 		u.perr = c.curPerr
-	} else if w == 0 {
+	} else if w == w0 {
 		s.unref()
 		return c.errf("message larger than a read buffer")
 	}
-	u.s, u.raw = s, raw[:w:w]
-	u.ev, u.un = s.ev, s.un
+	if s == c.pk {
+		c.pkW = w
+	}
+	u.s, u.raw = s, raw[w0:w] // (cap: where the unit starts in s)
+	u.ev, u.un = s.ev[e0:len(s.ev):len(s.ev)], s.un[u0:len(s.un):len(s.un)]
 	return nil
 }
 
@@ -433,7 +470,12 @@ func (c *colDecoder) events(s *slab, w int) (int, error) {
 	raw := s.raw
 	for c.remEv > 0 {
 		if c.nibbles && c.runLeft > 0 {
-			if w = c.fastEvents(s, w); c.remEv == 0 {
+			if c.recs {
+				w = c.fastRecs(s, w)
+			} else {
+				w = c.fastEvents(s, w)
+			}
+			if c.remEv == 0 {
 				break
 			}
 		}
@@ -821,16 +863,26 @@ func firstByte(b []byte) int {
 // decodeBlock decodes a whole block, whose frame is comp, with c, a
 // decoder of its own: every block starts afresh but for the units' clock,
 // which goes on from the previous block's last unit, so the units' times
-// here count from the block's start and the batch's dt is how far its
-// last unit moved it. The units keep no reference to c's buffers.
-func (c *colDecoder) decodeBlock(comp []byte, rawLen uint32, off int64) unitBatch {
+// here count from the block's start and the last batch's dt is how far its
+// last unit moved it. It hands the units to emit in batches of at most
+// batchUnits units or about batchEvents events as they decode, so that the
+// core starts on a block before its end is decoded; the last batch is
+// marked end and carries the error that ended the block, if any. It stops
+// when emit reports false. The units keep no reference to c's buffers.
+func (c *colDecoder) decodeBlock(comp []byte, rawLen uint32, off int64, emit func(unitBatch) bool) {
 	c.comp, c.blkOff, c.lastT, c.inUnit, c.nUnits = comp, off, 0, false, 0
-	var b unitBatch
+	c.pack = true
+	defer c.unpack()
+	b := unitBatch{end: true}
 	if b.err = c.load(rawLen); b.err != nil {
-		return b
+		emit(b)
+		return
 	}
-	b.us = make([]unit, 0, min(c.nUnits, 256))
+	events := 0
 	for c.inUnit || c.nUnits > 0 {
+		if b.us == nil {
+			b.us = make([]unit, 0, min(c.nUnits+1, batchUnits))
+		}
 		var u unit
 		var err error
 		if c.inUnit {
@@ -840,13 +892,28 @@ func (c *colDecoder) decodeBlock(comp []byte, rawLen uint32, off int64) unitBatc
 		}
 		if err != nil {
 			b.err = err
-			return b
+			emit(b)
+			return
 		}
 		if u.s == nil {
 			u.raw = bytes.Clone(u.raw)
 		}
 		b.us = append(b.us, u)
+		if events += len(u.ev); len(b.us) == batchUnits || events >= batchEvents {
+			b.end = false
+			if !emit(b) {
+				return
+			}
+			b, events = unitBatch{end: true}, 0
+		}
 	}
 	b.err, b.dt = c.endBlock(), c.lastT
-	return b
+	emit(b)
 }
+
+// A block's units go to the core in batches of at most batchUnits units or
+// about batchEvents events.
+const (
+	batchUnits  = 64
+	batchEvents = 16 << 10
+)

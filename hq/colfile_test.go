@@ -259,6 +259,14 @@ func FuzzColumns(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrTraceFormat) && !errors.Is(err, ErrTraceTooLarge) {
 			t.Fatalf("Replay: %v; want ErrTraceFormat or ErrTraceTooLarge", err)
 		}
+		// Feeding the core records or Bytefrog slabs makes no difference.
+		replayRecords = false
+		rb, errb := Replay(bytes.NewReader(b), nil)
+		replayRecords = true
+		if fmt.Sprint(err) != fmt.Sprint(errb) {
+			t.Fatalf("Replay with records: %v; with Bytefrog slabs: %v", err, errb)
+		}
+		sameReport(t, rb, rep)
 	})
 }
 
@@ -447,14 +455,26 @@ func TestColumnsParallel(t *testing.T) {
 	defer close(stop)
 	var got []decodedUnit
 	batches := 0
-	for batch := range decodeAhead(tr.col, stop) {
+	for batch := range decodeAhead(tr.col, stop, false) {
 		batches++
 		for _, u := range batch.us {
 			d := decodedUnit{u: u}
 			if u.s != nil {
+				// Units share slabs: offsets count from the unit's start.
+				base := uint32(len(u.s.raw) - cap(u.raw))
 				d.data = bytes.Clone(u.raw)
-				d.ev = append([]event{}, u.ev...)
-				d.un = append([]uint32{}, u.un...)
+				for _, e := range u.ev {
+					d.ev = append(d.ev, event{Seq: e.Seq, Off: e.Off - base})
+				}
+				for _, o := range u.un {
+					d.un = append(d.un, o-base)
+				}
+				if d.ev == nil {
+					d.ev = []event{}
+				}
+				if d.un == nil {
+					d.un = []uint32{}
+				}
 				u.s.unref()
 				d.u.raw = nil
 			} else {

@@ -66,6 +66,7 @@ type core struct {
 	// exitSize and exitTID are the size of a MethodExit and its thread
 	// id's offset, in the run's flavour.
 	exitSize, exitTID int
+	recBuf            [maxFixed]byte // a record's Bytefrog bytes (colcore.go)
 
 	// control connection
 	ctlBuf    []byte // bytes of an incomplete control message

@@ -31,6 +31,10 @@ const (
 // events processes evs, which lie in s, in order: runs of common events
 // through fastRun, each other event through emit.
 func (c *core) events(s *slab, evs []event) {
+	if s.cols {
+		c.colEvents(s, evs)
+		return
+	}
 	raw := s.raw
 	for i := 0; i < len(evs); i++ {
 		if c.fastOK() {

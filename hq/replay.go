@@ -197,12 +197,14 @@ func (tr *TraceReader) Close() {
 	}
 }
 
-// unitBatch is the units of a block of a columnar file, decoded for the
-// core, and the error that ended the file (io.EOF at its end).
+// unitBatch is units of a block of a columnar file, decoded for the core:
+// a block comes in one or more batches, the last one marked end, which
+// carries the error that ended the file (io.EOF at its end) if any.
 type unitBatch struct {
 	us  []unit
 	err error
-	dt  uint32 // how far the block's units moved the run's clock
+	end bool   // the block's last batch
+	dt  uint32 // end: how far the block's units moved the run's clock
 }
 
 // release drops the slab references of the batch's units from i on.
@@ -215,12 +217,28 @@ func (b *unitBatch) release(i int) {
 }
 
 // blockJob is a block of a columnar file on its way to the core: its
-// frame, and the batch it decodes to once a worker has decoded it.
+// frame, and the batches it decodes to once a worker decodes it.
 type blockJob struct {
 	comp   []byte
 	rawLen uint32
 	off    int64
-	out    chan unitBatch // one batch
+	out    chan unitBatch
+}
+
+// jobBatches is how many batches of a block wait for the core before its
+// decoder waits: enough for a block of method events.
+const jobBatches = 64
+
+// drain releases the batches waiting in j, whose decoder is done.
+func (j *blockJob) drain() {
+	for {
+		select {
+		case b := <-j.out:
+			b.release(0)
+		default:
+			return
+		}
+	}
 }
 
 // decodeWorkers is how many goroutines decode the blocks of a columnar
@@ -231,11 +249,15 @@ func decodeWorkers() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
 // the core works on one block while the next ones are decompressed and
 // decoded: one goroutine reads the blocks' frames, decodeWorkers decode
 // blocks in parallel (each starts afresh), and one hands their units to
-// the core in the file's order, one batch a block. Units keep no reference
-// to the decoders' buffers. The last batch carries the error; closing stop
-// ends the goroutines, which then drop what they hold, and the channel is
-// closed once they are all done with col.
-func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
+// the core in the file's order, in batches as the decoders make them (so
+// that the core starts on a block while the rest of it decodes). Units
+// keep no reference to the decoders' buffers. The last batch carries the
+// error; closing stop ends the goroutines, which then drop what they hold,
+// and the channel is closed once they are all done with col.
+//
+// With recs, the slabs hold entries and exits as records for the core's
+// colEvents (colcore.go), not as Bytefrog bytes.
+func decodeAhead(col *colDecoder, stop <-chan struct{}, recs bool) <-chan unitBatch {
 	n := decodeWorkers()
 	ch := make(chan unitBatch, 1)
 	decs := make([]*colDecoder, 0, n)
@@ -245,10 +267,11 @@ func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
 			for _, d := range decs {
 				d.close()
 			}
-			ch <- unitBatch{err: err}
+			ch <- unitBatch{err: err, end: true}
 			close(ch)
 			return ch
 		}
+		d.recs = recs
 		decs = append(decs, d)
 	}
 	jobs := make(chan *blockJob, n)
@@ -268,10 +291,10 @@ func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
 			default:
 				col.comp = nil
 			}
-			j := &blockJob{out: make(chan unitBatch, 1)}
+			j := &blockJob{out: make(chan unitBatch, jobBatches)}
 			rawLen, err := col.readBlock()
 			if err != nil {
-				j.out <- unitBatch{err: err}
+				j.out <- unitBatch{err: err, end: true}
 			} else {
 				j.comp, j.rawLen, j.off = col.comp, rawLen, col.blkOff
 				col.comp = nil
@@ -303,54 +326,72 @@ func decodeAhead(col *colDecoder, stop <-chan struct{}) <-chan unitBatch {
 					if !ok {
 						return
 					}
-					b := d.decodeBlock(j.comp, j.rawLen, j.off)
+					d.decodeBlock(j.comp, j.rawLen, j.off, func(b unitBatch) bool {
+						select {
+						case j.out <- b:
+							return true
+						case <-quit:
+							b.release(0)
+							return false
+						}
+					})
 					select {
 					case free <- j.comp[:0]:
 					default:
 					}
-					j.out <- b
 				}
 			}
 		}()
 	}
 	go func() { // the one that keeps the order
 		defer close(ch)
+		var cur *blockJob
 		defer func() {
 			close(quit)
 			wg.Wait()
+			if cur != nil {
+				cur.drain()
+			}
 			for j := range order {
-				select {
-				case b := <-j.out:
-					b.release(0)
-				default:
-				}
+				j.drain()
 			}
 		}()
 		var base uint32
-		for j := range order {
-			var b unitBatch
-			select {
-			case b = <-j.out:
-			case <-stop:
-				return
-			}
-			for i := range b.us {
-				b.us[i].t += base
-			}
-			base += b.dt
-			select {
-			case ch <- b:
-			case <-stop:
-				b.release(0)
-				return
-			}
-			if b.err != nil {
-				return
+		for cur = range order {
+			for {
+				var b unitBatch
+				select {
+				case b = <-cur.out:
+				case <-stop:
+					return
+				}
+				for i := range b.us {
+					b.us[i].t += base
+				}
+				if b.end {
+					base += b.dt
+				}
+				select {
+				case ch <- b:
+				case <-stop:
+					b.release(0)
+					return
+				}
+				if b.err != nil {
+					return
+				}
+				if b.end {
+					break
+				}
 			}
 		}
 	}()
 	return ch
 }
+
+// replayRecords lets replay feed the core records (colcore.go); tests
+// turn it off to compare with Bytefrog slabs.
+var replayRecords = true
 
 // ReplayOptions configures Replay.
 type ReplayOptions struct {
@@ -427,7 +468,8 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 	)
 	if tr.col != nil {
 		stop := make(chan struct{})
-		ch := decodeAhead(tr.col, stop)
+		// Processors that take Blocks read the slabs' bytes.
+		ch := decodeAhead(tr.col, stop, replayRecords && len(c.blks) == 0)
 		units = ch
 		defer func() {
 			// The decoder goroutine must be done with the decoder before

@@ -35,6 +35,8 @@ type slab struct {
 	// held counts the core's queue entries that keep the slab; it is
 	// touched by the core goroutine only.
 	held int32
+	// cols: the slab's entries and exits are replay's records (colcore.go).
+	cols bool
 }
 
 // slabEvents is the room a new slab's index has for events: as many as
@@ -54,7 +56,7 @@ var slabPool = sync.Pool{New: func() any {
 // getSlab returns an empty slab holding one reference.
 func getSlab() *slab {
 	s := slabPool.Get().(*slab)
-	s.ev, s.un, s.held = s.ev[:0], s.un[:0], 0
+	s.ev, s.un, s.held, s.cols = s.ev[:0], s.un[:0], 0, false
 	s.refs.Store(1)
 	return s
 }
