@@ -88,9 +88,11 @@ public final class Probe {
 		return b;
 	}
 
-	// enter and exit stay within C2's and C1's MaxInlineSize (35 bytes of
-	// bytecode), so that the JIT inlines them at every call site, not only
-	// at hot ones: the thread lookup and the append are in record.
+	// enter and exit stay within C2's MaxInlineSize (35 bytes of bytecode),
+	// so that C2 inlines them at every call site, not only at hot ones: the
+	// thread lookup and the append are in record. C1 inlines neither: it
+	// also wants a callee's max_stack + max_locals - parameter slots to be
+	// at most C1InlineStackLimit (5); enter has 7, exit(J) 6, record 6.
 
 	public static void enter(int id) {
 		long t = now;
