@@ -62,7 +62,7 @@ func (d *drain) probes(thread uint64, t *text) {
 	defer func() {
 		d.p.batchBytes.Add(-int64(len(w)) * probeWordSize)
 		d.p.batchRoom.made()
-		pb.done()
+		d.done(pb)
 	}()
 	// Each event is stamped with the latest time word before it; before
 	// any, with CLOCK_MONOTONIC 0 (as a host batch record would be).
@@ -110,6 +110,35 @@ func (d *drain) probes(thread uint64, t *text) {
 		}
 		d.process(kd, &ev, &rt)
 	}
+}
+
+// done gives a probe buffer back once the drain has read it. Lent words
+// go back to their owner in groups of releaseBatch (releaseHeld): a host
+// whose threads wait for a free buffer then wakes them once per group,
+// and a woken thread finds several. The drain gives back what it holds
+// before it waits for anything (run, next) and when it ends.
+func (d *drain) done(pb *probeBuf) {
+	if pb.owner == nil {
+		pb.done()
+		return
+	}
+	d.held = append(d.held, pb)
+	if len(d.held) >= releaseBatch {
+		d.releaseHeld()
+	}
+}
+
+// releaseBatch is how many lent probe buffers the drain gives back at
+// once.
+const releaseBatch = 4
+
+// releaseHeld gives back the lent probe buffers the drain holds.
+func (d *drain) releaseHeld() {
+	for i, pb := range d.held {
+		d.held[i] = nil
+		pb.done()
+	}
+	d.held = d.held[:0]
 }
 
 // probeMono is the CLOCK_MONOTONIC time, in ns, of time word v.
