@@ -455,7 +455,7 @@ type sendBuf struct {
 // the one a writer gave back last, whose lines the kernel has just read,
 // so that the encoder's stores hit the cache rather than memory.
 //
-// A drain that finds no buffer free waits until low of them are (await):
+// A drain that finds no buffer free waits until low of them are (token):
 // while the writers are behind (HQ or the socket is the bottleneck), the
 // writers wake it once per low buffers, not once per buffer, and it fills
 // them in one go. Each wake-up of a parked goroutine costs a futex call
@@ -466,8 +466,8 @@ type bufPool struct {
 	free    chan struct{} // one token per buffer in idle
 	nfree   atomic.Int32  // tokens in free, at most: the drain takes one, then counts it
 	low     int32         // free buffers a waiting drain waits for
-	want    atomic.Bool   // the drain waits in await
-	room    chan struct{} // wakes the drain in await
+	want    atomic.Bool   // the drain waits in token
+	room    chan struct{} // wakes the drain in token
 	mu      sync.Mutex
 	idle    []*sendBuf    // buffers ready to be filled, the latest given back last
 	queue   chan *sendBuf // filled buffers waiting for a data writer
@@ -540,9 +540,10 @@ func (p *bufPool) recycle(b *sendBuf) {
 	}
 }
 
-// token takes a free buffer's token, waiting for one while stop is not
-// closed; past stop it waits without it. With none free it waits for low
-// of them (see bufPool). It reports false when stop closed first.
+// token takes a free buffer's token for the drain (the only taker). With
+// none free it waits until low of them are (see bufPool), or until stop
+// is closed: then it reports false (a nil stop: it waits for the
+// buffers).
 func (p *bufPool) token(stop <-chan struct{}) bool {
 	select {
 	case <-p.free:
