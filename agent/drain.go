@@ -43,6 +43,7 @@ type drain struct {
 	brk       []uint64    // the pending data break's lane positions; nil when none
 	discard   bool        // the run failed: consume slots without sending
 	timer     *time.Timer // park's, made on first use
+	held      []*probeBuf // lent probe buffers read, not yet given back (done)
 }
 
 // Bounds on the drain's thread caches; past them the cache starts over and
@@ -56,6 +57,7 @@ func newDrain(p *pipeline) *drain {
 		names:     make(map[uint64]string),
 		codePulse: p.cfg.Flavor == bytefrog.FlavorCodePulse,
 		full:      p.pool.full,
+		held:      make([]*probeBuf, 0, releaseBatch),
 	}
 }
 
@@ -78,6 +80,7 @@ func (d *drain) run() {
 			d.brk = nil
 			continue
 		}
+		d.releaseHeld()
 		d.saveHeads()
 		d.shipIfDue()
 		if s.stopping.Load() {
@@ -446,6 +449,7 @@ func (d *drain) wait() time.Duration {
 }
 
 func (d *drain) finish() {
+	d.releaseHeld()
 	d.ship()
 	d.p.lanes.closed.Store(true)
 	close(d.p.pool.queue)
@@ -466,19 +470,19 @@ func (d *drain) next() *sendBuf {
 	if d.discard {
 		return nil
 	}
-	var b *sendBuf
-	select {
-	case <-d.p.pool.free:
-	case <-d.p.shutdown:
+	if len(d.held) > 0 && len(d.p.pool.free) == 0 {
+		d.releaseHeld() // it may wait for the writers
+	}
+	if !d.p.pool.token(d.p.shutdown) {
 		// A stop still sends what is recorded: the writers recycle every
 		// buffer, also after a failure.
 		if d.p.failed() {
 			d.discard = true
 			return nil
 		}
-		<-d.p.pool.free
+		d.p.pool.token(nil)
 	}
-	b = d.p.pool.take()
+	b := d.p.pool.take()
 	if d.p.failed() {
 		d.p.pool.recycle(b)
 		d.discard = true

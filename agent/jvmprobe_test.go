@@ -268,3 +268,25 @@ func TestProbePathDoesNotAllocate(t *testing.T) {
 		t.Errorf("the pipeline allocates %.2f times per probe buffer", n)
 	}
 }
+
+// TestLentProbesComeBack: the drain gives lent probe buffers back in
+// groups, but keeps none while it waits: a buffer lent alone comes back
+// while the run goes on, once its events are shipped.
+func TestLentProbesComeBack(t *testing.T) {
+	p := sinkSession(t, 1)
+	m := NewMethod("lent/L.alone;1;()V").ID()
+	free := make(chan *lentWords, 1)
+	for round := range 3 {
+		base := p.events.Load()
+		l := &lentWords{w: probeWords(m, monoNow()/1e6, 10), free: free}
+		if !host.HandProbes(7, l.w, l) {
+			t.Fatal("HandProbes did not take the words")
+		}
+		select {
+		case <-free:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: a buffer lent alone was not given back while the run went on", round)
+		}
+		waitEvents(t, p, base+20)
+	}
+}

@@ -454,10 +454,20 @@ type sendBuf struct {
 // The free buffers are taken last in, first out: the next one filled is
 // the one a writer gave back last, whose lines the kernel has just read,
 // so that the encoder's stores hit the cache rather than memory.
+//
+// A drain that finds no buffer free waits until low of them are (token):
+// while the writers are behind (HQ or the socket is the bottleneck), the
+// writers wake it once per low buffers, not once per buffer, and it fills
+// them in one go. Each wake-up of a parked goroutine costs a futex call
+// and a thread switch, on cores the traced program needs.
 type bufPool struct {
 	size    int           // nominal capacity of a buffer
 	full    int           // a buffer is shipped once it holds this many bytes
 	free    chan struct{} // one token per buffer in idle
+	nfree   atomic.Int32  // tokens in free, at most: the drain takes one, then counts it
+	low     int32         // free buffers a waiting drain waits for
+	want    atomic.Bool   // the drain waits in token
+	room    chan struct{} // wakes the drain in token
 	mu      sync.Mutex
 	idle    []*sendBuf    // buffers ready to be filled, the latest given back last
 	queue   chan *sendBuf // filled buffers waiting for a data writer
@@ -488,6 +498,8 @@ func newBufPool(budget int) *bufPool {
 		size:  size,
 		full:  size - size/10,
 		free:  make(chan struct{}, n),
+		low:   int32(max(1, n/4)),
+		room:  make(chan struct{}, 1),
 		idle:  make([]*sendBuf, 0, n),
 		queue: make(chan *sendBuf, n),
 	}
@@ -519,6 +531,43 @@ func (p *bufPool) recycle(b *sendBuf) {
 	p.idle = append(p.idle, b)
 	p.mu.Unlock()
 	p.free <- struct{}{}
+	// After the count, want: the drain sets want, then reads the count.
+	if p.nfree.Add(1) >= p.low && p.want.Load() && p.want.CompareAndSwap(true, false) {
+		select {
+		case p.room <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// token takes a free buffer's token for the drain (the only taker). With
+// none free it waits until low of them are (see bufPool), or until stop
+// is closed: then it reports false (a nil stop: it waits for the
+// buffers).
+func (p *bufPool) token(stop <-chan struct{}) bool {
+	select {
+	case <-p.free:
+		p.nfree.Add(-1)
+		return true
+	default:
+	}
+	for {
+		p.want.Store(true)
+		if p.nfree.Load() >= p.low {
+			p.want.Store(false)
+			break
+		}
+		select {
+		case <-p.room:
+			continue
+		case <-stop:
+		}
+		p.want.Store(false)
+		return false
+	}
+	<-p.free
+	p.nfree.Add(-1)
+	return true
 }
 
 // breaks is the queue of lane positions (indexed by lane) at which

@@ -168,3 +168,63 @@ func TestPipelineNoLeak(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestBufPoolWaitsForLow: a drain that finds no send buffer free sleeps
+// until a quarter of them are free again, not until the first, so that
+// behind a slow HQ the writers wake it once per several buffers; a stop
+// ends the wait, and a free buffer is taken at once.
+func TestBufPoolWaitsForLow(t *testing.T) {
+	p := newBufPool(16 * maxBufSize)
+	if n, low := cap(p.free), int(p.low); n != 16 || low != 4 {
+		t.Fatalf("%d buffers, low %d; want 16 and 4", n, low)
+	}
+	var bs []*sendBuf
+	for range 16 {
+		if !p.token(nil) {
+			t.Fatal("no token with buffers free")
+		}
+		bs = append(bs, p.take())
+	}
+	got := make(chan bool, 1)
+	go func() { got <- p.token(nil) }()
+	for !p.want.Load() { // it waits
+		time.Sleep(time.Millisecond)
+	}
+	for i := range int(p.low) - 1 {
+		p.recycle(bs[i])
+		select {
+		case <-got:
+			t.Fatalf("the drain woke with %d buffers free; want %d", i+1, p.low)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	p.recycle(bs[p.low-1])
+	select {
+	case ok := <-got:
+		if !ok {
+			t.Fatal("token reported a stop")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the drain did not wake with %d buffers free", p.low)
+	}
+	if n := p.nfree.Load(); n != p.low-1 || len(p.free) != int(n) {
+		t.Fatalf("%d free counted, %d tokens; want %d", n, len(p.free), p.low-1)
+	}
+	for range p.low - 1 {
+		if !p.token(nil) {
+			t.Fatal("no token with buffers free")
+		}
+	}
+	stop := make(chan struct{})
+	go func() { got <- p.token(stop) }()
+	time.Sleep(10 * time.Millisecond)
+	close(stop)
+	select {
+	case ok := <-got:
+		if ok {
+			t.Fatal("token took a buffer none was free")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stop did not end the wait")
+	}
+}

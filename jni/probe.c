@@ -227,10 +227,15 @@ static int64_t *tpj_copy_buf(void) {
  * recording thread). Should the converter be gone, the thread converts its
  * buffer itself, under tpj_conv_mu after the queue. Nothing is dropped.
  *
- * While the queue is empty the converter waits in Go on a pipe; the first
- * thread to push then writes a byte to it (tpj_q_sleeping, as capi's
- * drain). Without the converter (no pipe) every hand-over converts on the
- * calling thread, as the fallback does.
+ * While the queue is empty the converter waits in Go on a pipe; a thread
+ * that pushes the TPJ_Q_WAKE-th buffer since the converter last took the
+ * queue then writes a byte to it (tpj_q_sleeping, as capi's drain), and so
+ * does the tick thread (state0, every millisecond while tracing) for
+ * fewer, and a thread about to wait for a free buffer. A converter woken
+ * per buffer costs a pipe write on the traced thread and a thread switch
+ * or two per 8192 words; woken per TPJ_Q_WAKE buffers, it hands them over
+ * in one go. Without the converter (no pipe) every hand-over converts on
+ * the calling thread, as the fallback does.
  */
 struct tpj_pbuf {
 	struct tpj_pbuf *next;
@@ -259,6 +264,11 @@ static pthread_cond_t tpj_pool_cv = PTHREAD_COND_INITIALIZER;
 /* The converter's pipe (write end; -1 without converter). */
 static _Atomic int tpj_q_fd = -1;
 static atomic_int tpj_q_sleeping;
+/* Buffers pushed since the converter last took the queue (about: a push
+ * counts after the converter may have taken its buffer). */
+static atomic_int tpj_q_len;
+#define TPJ_Q_WAKE 4
+static void tpj_q_wake(void);
 
 /* How long a thread waiting for a free buffer sleeps before it checks
  * that the converter still runs (ns). */
@@ -288,6 +298,7 @@ static struct tpj_pbuf *tpj_pool_take(void) {
 		}
 		if (atomic_load(&tpj_q_fd) < 0)
 			break;
+		tpj_q_wake(); /* what is queued goes first */
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += TPJ_POOL_WAIT_NS;
@@ -324,20 +335,27 @@ static void tpj_pool_put(struct tpj_pbuf *list) {
 	pthread_mutex_unlock(&tpj_pool_mu);
 }
 
-static void tpj_q_push(struct tpj_pbuf *b) {
-	struct tpj_pbuf *head = atomic_load_explicit(&tpj_q, memory_order_relaxed);
-	do {
-		b->next = head;
-	} while (!atomic_compare_exchange_weak(&tpj_q, &head, b));
+/* tpj_q_wake wakes the converter if it sleeps and the queue holds a
+ * buffer. */
+static void tpj_q_wake(void) {
 	/* After the push: a converter going to sleep sets the flag, then looks
 	 * at the queue (both sequentially consistent). */
-	if (atomic_load(&tpj_q_sleeping) && atomic_exchange(&tpj_q_sleeping, 0)) {
+	if (atomic_load(&tpj_q) != NULL && atomic_load(&tpj_q_sleeping) && atomic_exchange(&tpj_q_sleeping, 0)) {
 		int fd = atomic_load(&tpj_q_fd);
 		if (fd >= 0) {
 			ssize_t r = write(fd, "p", 1); /* non-blocking: a full pipe has a wake-up pending */
 			(void)r;
 		}
 	}
+}
+
+static void tpj_q_push(struct tpj_pbuf *b) {
+	struct tpj_pbuf *head = atomic_load_explicit(&tpj_q, memory_order_relaxed);
+	do {
+		b->next = head;
+	} while (!atomic_compare_exchange_weak(&tpj_q, &head, b));
+	if (atomic_fetch_add(&tpj_q_len, 1) + 1 >= TPJ_Q_WAKE)
+		tpj_q_wake();
 }
 
 /* tpj_q_drain_locked hands every queued buffer to the agent, oldest
@@ -353,6 +371,8 @@ static int tpj_q_drain_locked(void) {
 		fifo = b;
 		n++;
 	}
+	if (n > 0)
+		atomic_fetch_sub(&tpj_q_len, n);
 	/* Buffers without JUL records are lent to the agent, which reads them
 	 * in place and gives each back (tpj_q_release) once encoded; the
 	 * others, and those it does not take, go back now. */
@@ -547,6 +567,7 @@ static jint JNICALL tpj_probe_state(JNIEnv *env, jclass cls) {
 		tpj_enable_hook();
 		atomic_store(&tpj_retransform_wanted, 1);
 	}
+	tpj_q_wake(); /* fewer than TPJ_Q_WAKE buffers queued: they wait a tick at most */
 	return bits | (atomic_exchange(&tpj_retransform_wanted, 0) ? 2 : 0);
 }
 
