@@ -1,8 +1,6 @@
 package hq
 
 import (
-	"io"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -50,35 +48,8 @@ var probeTraffic = sync.OnceValues(func() ([][]byte, int) {
 })
 
 // BenchmarkWriterProbes measures the trace writer's work per event in the
-// columnar layout on probeTraffic, without the file: the columns built
-// (columns-cpu-ns/event, the calling goroutine's thread) and compressed
-// (cpu-ns/event: the process, zstd's goroutine included).
+// columnar layout on probeTraffic, without the file (benchColumnsEncode).
 func BenchmarkWriterProbes(b *testing.B) {
 	per, n := probeTraffic()
-	d := bytefrog.Dialect{Version: bytefrog.Version1}
-	us := units(d, per, 64<<10)
-	e, err := newColEncoder(io.Discard, d)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.close()
-	b.ReportAllocs()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.ResetTimer()
-	cpu0, enc0 := processCPU(), threadCPU()
-	for range b.N {
-		for i := range us {
-			if err := e.add(&us[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		e.flush()
-	}
-	if err := e.sync(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/event")
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(n)/float64(b.N), "cpu-ns/event")
-	b.ReportMetric(float64(threadCPU()-enc0)/float64(n)/float64(b.N), "columns-cpu-ns/event")
+	benchColumnsEncode(b, per, n)
 }

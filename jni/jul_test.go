@@ -289,7 +289,22 @@ func refMUTF8(dst []byte, s []uint16, max int) []byte {
 // every position, each cut at every byte limit, give the reference's
 // bytes: eight units at a time stop at the right unit.
 func TestAppendMUTF8Runs(t *testing.T) {
-	odd := []uint16{0, 0x7F, 0x80, 0xFF, 0x100, 0x7F7F, 0xFF01, 0xD83D, 0x0180}
+	oddRuns([]uint16{0, 0x7F, 0x80, 0xFF, 0x100, 0x7F7F, 0xFF01, 0xD83D, 0x0180}, func(name string, s []uint16) {
+		n := len(s)
+		for max := 0; max <= n*3+2; max += 1 + max/8 {
+			pre := []byte("xy")
+			got := appendMUTF8(slices.Clone(pre), s, max+len(pre))
+			want := refMUTF8(slices.Clone(pre), s, max+len(pre))
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s, max %d: % x; want % x", name, max, got, want)
+			}
+		}
+	})
+}
+
+// oddRuns calls f with ASCII runs of every length up to 40, each with one
+// unit of odd at every position, and without.
+func oddRuns(odd []uint16, f func(name string, s []uint16)) {
 	for n := 0; n <= 40; n++ {
 		for pos := -1; pos < n; pos++ {
 			for _, o := range odd {
@@ -300,14 +315,7 @@ func TestAppendMUTF8Runs(t *testing.T) {
 				if pos >= 0 {
 					s[pos] = o
 				}
-				for max := 0; max <= n*3+2; max += 1 + max/8 {
-					pre := []byte("xy")
-					got := appendMUTF8(slices.Clone(pre), s, max+len(pre))
-					want := refMUTF8(slices.Clone(pre), s, max+len(pre))
-					if !bytes.Equal(got, want) {
-						t.Fatalf("%d units, %#x at %d, max %d: % x; want % x", n, o, pos, max, got, want)
-					}
-				}
+				f(fmt.Sprintf("%d units, %#x at %d", n, o, pos), s)
 			}
 		}
 	}
@@ -336,21 +344,7 @@ func TestAppendJulMarkerRuns(t *testing.T) {
 			t.Fatalf("%s: % x\nwant % x", name, got, w)
 		}
 	}
-	odd := []uint16{0, 0x7F, 0x80, 0x100, 0xFF01, 0xD83D, 0x0180}
-	for n := 0; n <= 40; n++ {
-		for pos := -1; pos < n; pos++ {
-			for _, o := range odd {
-				s := make([]uint16, n)
-				for i := range s {
-					s[i] = uint16('a' + i%26)
-				}
-				if pos >= 0 {
-					s[pos] = o
-				}
-				check(fmt.Sprintf("%d units, %#x at %d", n, o, pos), s)
-			}
-		}
-	}
+	oddRuns([]uint16{0, 0x7F, 0x80, 0x100, 0xFF01, 0xD83D, 0x0180}, check)
 	for _, n := range []int{maxString - 9, maxString - 8, maxString - 7, maxString + 3} {
 		s := make([]uint16, n)
 		for i := range s {
