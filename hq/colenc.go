@@ -246,20 +246,23 @@ func (e *colEncoder) stretches(raw []byte, ev []event, exitTID int) {
 		n := 1
 		if off := int(ev[i].Off); off <= len(raw)-maxFixed {
 			if tid, ok := entryExitTID((*[maxFixed]byte)(raw[off:]), exitTID); ok {
-				n = extent(raw, ev[i:], tid, exitTID)
-				if slot := e.slotOf[tid]; n >= minStretch && slot != 0 && slot < 0x80 {
+				// A stretch when its first minStretch events are one
+				// (stretch finds where it ends as it goes).
+				if slot := e.slotOf[tid]; slot != 0 && slot < 0x80 && len(ev)-i >= minStretch &&
+					extent(raw, ev[i:i+minStretch], tid, exitTID) == minStretch {
 					seq := ev[i].Seq
 					if e.runLen == 0 || seq != e.expect {
 						e.endRun()
 						e.runStart, e.runLen = seq, 0
 					}
-					e.stretch(raw, ev[i:i+n], &e.thr[slot-1], slot, cp)
+					n = e.stretch(raw, ev[i:], &e.thr[slot-1], slot, tid, exitTID, cp)
 					e.runLen += uint64(n)
 					e.expect = seq + int32(n)
 					e.nev += n
 					i += n
 					continue
 				}
+				n = extent(raw, ev[i:], tid, exitTID)
 			}
 		}
 		e.eachEvent(raw, ev[i:i+n])
@@ -376,30 +379,35 @@ func extent(raw []byte, ev []event, tid uint16, exitTID int) int {
 	return n
 }
 
-// stretch adds ev, the entries and exits of the thread th in slot that
-// extent found, which lie in raw, column by column: one pass for the order,
-// one for the kinds, times and call stack, one for the method ids and one
-// for the exits' extras. A pass keeps few values live, where one loop doing
-// all of it per event spent much of its time spilling them.
-func (e *colEncoder) stretch(raw []byte, ev []event, th *colThread, slot uint16, cp bool) {
-	n := len(ev)
-	order := slices.Grow(e.order, n)
-	o := order[len(order) : len(order)+n]
-	for i := range o {
-		o[i] = byte(slot)
-	}
-	e.order = order[:len(order)+n]
-
+// stretch adds the stretch at the front of ev, which lie in raw, the
+// entries and exits of the thread tid in slot th, column by column, and
+// returns its length: the first pass finds where it ends (as extent does)
+// while it builds the kinds, times and call stack; then one pass for the
+// order, one for the method ids and one for the exits' extras. A pass
+// keeps few values live, where one loop doing all of it per event spent
+// much of its time spilling them. The caller has checked that the first
+// minStretch events are of the stretch.
+func (e *colEncoder) stretch(raw []byte, ev []event, th *colThread, slot, tid uint16, exitTID int, cp bool) int {
 	// Kinds (one byte each), times and the stack.
-	kinds := slices.Grow(th.cols[colKinds], n)
-	k := kinds[len(kinds) : len(kinds)+n]
-	th.cols[colKinds] = kinds[:len(kinds)+n]
+	kinds := slices.Grow(th.cols[colKinds], len(ev))
+	k := kinds[len(kinds) : len(kinds)+len(ev)]
 	times, stack, last := th.cols[colTimes], th.stack, th.lastTime
-	for i := range k {
-		h := (*[maxFixed]byte)(raw[ev[i].Off:])
+	seq, limit := ev[0].Seq, len(raw)-maxFixed
+	n := 0
+pass:
+	for ; n < len(k); n++ {
+		off := int(ev[n].Off)
+		if ev[n].Seq != seq+int32(n) || off > limit {
+			break
+		}
+		h := (*[maxFixed]byte)(raw[off:])
 		rel := int32(binary.BigEndian.Uint32(h[offRelTime:]))
 		code := byte(colEntry)
-		if h[0] == byte(bytefrog.MsgMethodExit) {
+		switch bytefrog.MsgType(h[0]) {
+		case bytefrog.MsgMethodExit:
+			if binary.BigEndian.Uint16(h[exitTID:]) != tid {
+				break pass
+			}
 			code = byte(colExit)
 			if d := len(stack); d > 0 {
 				if stack[d-1] == int32(binary.BigEndian.Uint32(h[offMethod:])) {
@@ -407,8 +415,15 @@ func (e *colEncoder) stretch(raw []byte, ev []event, th *colThread, slot uint16,
 				}
 				stack = stack[:d-1]
 			}
-		} else if len(stack) < maxStack {
-			stack = append(stack, int32(binary.BigEndian.Uint32(h[offMethod:])))
+		case bytefrog.MsgMethodEntry:
+			if binary.BigEndian.Uint16(h[offField4:]) != tid {
+				break pass
+			}
+			if len(stack) < maxStack {
+				stack = append(stack, int32(binary.BigEndian.Uint32(h[offMethod:])))
+			}
+		default:
+			break pass
 		}
 		if rel != last {
 			code |= colTime
@@ -419,9 +434,18 @@ func (e *colEncoder) stretch(raw []byte, ev []event, th *colThread, slot uint16,
 			}
 			last = rel
 		}
-		k[i] = code
+		k[n] = code
 	}
+	k, ev = k[:n], ev[:n]
+	th.cols[colKinds] = kinds[:len(kinds)+n]
 	th.cols[colTimes], th.stack, th.lastTime = times, stack, last
+
+	order := slices.Grow(e.order, n)
+	o := order[len(order) : len(order)+n]
+	for i := range o {
+		o[i] = byte(slot)
+	}
+	e.order = order[:len(order)+n]
 
 	// Method ids, unless the kind says the top of the stack.
 	lo, hi := th.cols[colMethods], th.cols[colMethodsHi]
@@ -458,6 +482,7 @@ func (e *colEncoder) stretch(raw []byte, ev []event, th *colThread, slot uint16,
 		}
 	}
 	th.cols[colExtras] = x
+	return n
 }
 
 // event adds one sequenced message, which starts b.
