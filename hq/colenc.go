@@ -393,6 +393,7 @@ func (e *colEncoder) stretch(raw []byte, ev []event, th *colThread, slot, tid ui
 	k := kinds[len(kinds) : len(kinds)+len(ev)]
 	times, stack, last := th.cols[colTimes], th.stack, th.lastTime
 	seq, limit := ev[0].Seq, len(raw)-maxFixed
+	xt := exitTID & 15 // below 16 in either flavour: no bounds check on h
 	n := 0
 pass:
 	for ; n < len(k); n++ {
@@ -405,7 +406,7 @@ pass:
 		code := byte(colEntry)
 		switch bytefrog.MsgType(h[0]) {
 		case bytefrog.MsgMethodExit:
-			if binary.BigEndian.Uint16(h[exitTID:]) != tid {
+			if uint16(h[xt])<<8|uint16(h[xt+1]) != tid {
 				break pass
 			}
 			code = byte(colExit)
