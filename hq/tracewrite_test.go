@@ -413,3 +413,28 @@ func writeTemp(t *testing.T, b []byte) string {
 	}
 	return path
 }
+
+// TestPackNibbles checks the word-wise packing of a block's order against
+// packing byte by byte, for every length up to a few words and every
+// position of each nibble value.
+func TestPackNibbles(t *testing.T) {
+	for n := range 40 {
+		for v := range 16 {
+			o := make([]byte, n)
+			for i := range o {
+				o[i] = byte((i*7 + v) % 16)
+			}
+			want := make([]byte, (n+1)/2)
+			for i := range want {
+				want[i] = o[2*i]
+				if 2*i+1 < n {
+					want[i] |= o[2*i+1] << 4
+				}
+			}
+			got := o[:packNibbles(o)]
+			if !bytes.Equal(got, want) {
+				t.Fatalf("n=%d v=%d: got % x; want % x", n, v, got, want)
+			}
+		}
+	}
+}
