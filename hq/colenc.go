@@ -391,7 +391,12 @@ func (e *colEncoder) stretch(raw []byte, ev []event, th *colThread, slot, tid ui
 	// Kinds (one byte each), times and the stack.
 	kinds := slices.Grow(th.cols[colKinds], len(ev))
 	k := kinds[len(kinds) : len(kinds)+len(ev)]
-	times, stack, last := th.cols[colTimes], th.stack, th.lastTime
+	times, last := th.cols[colTimes], th.lastTime
+	// The stack as an array and a depth: fewer values live in the pass.
+	if cap(th.stack) < maxStack {
+		th.stack = slices.Grow(th.stack, maxStack-len(th.stack))
+	}
+	stack, d := (*[maxStack]int32)(th.stack[:maxStack]), len(th.stack)
 	seq, limit := ev[0].Seq, len(raw)-maxFixed
 	xt := exitTID & 15 // below 16 in either flavour: no bounds check on h
 	n := 0
@@ -410,18 +415,19 @@ pass:
 				break pass
 			}
 			code = byte(colExit)
-			if d := len(stack); d > 0 {
-				if stack[d-1] == int32(binary.BigEndian.Uint32(h[offMethod:])) {
+			if d > 0 {
+				d--
+				if stack[d&(maxStack-1)] == int32(binary.BigEndian.Uint32(h[offMethod:])) {
 					code |= colTop
 				}
-				stack = stack[:d-1]
 			}
 		case bytefrog.MsgMethodEntry:
 			if binary.BigEndian.Uint16(h[offField4:]) != tid {
 				break pass
 			}
-			if len(stack) < maxStack {
-				stack = append(stack, int32(binary.BigEndian.Uint32(h[offMethod:])))
+			if d < maxStack {
+				stack[d&(maxStack-1)] = int32(binary.BigEndian.Uint32(h[offMethod:]))
+				d++
 			}
 		default:
 			break pass
@@ -439,7 +445,7 @@ pass:
 	}
 	k, ev = k[:n], ev[:n]
 	th.cols[colKinds] = kinds[:len(kinds)+n]
-	th.cols[colTimes], th.stack, th.lastTime = times, stack, last
+	th.cols[colTimes], th.stack, th.lastTime = times, stack[:d], last
 
 	order := slices.Grow(e.order, n)
 	if o := order[len(order) : len(order)+n]; n > 0 {
