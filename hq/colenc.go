@@ -214,13 +214,21 @@ func (e *colEncoder) events(raw []byte, ev []event) {
 	if e.d.Flavor == bytefrog.FlavorCodePulse {
 		exitTID = offTIDCP
 	}
-	if len(ev) >= minStretch && int(ev[0].Off) <= len(raw)-maxFixed {
-		// A unit that begins with a stretch is taken to be made of them.
-		tid, ok := entryExitTID((*[maxFixed]byte)(raw[ev[0].Off:]), exitTID)
-		if ok && extent(raw, ev[:minStretch], tid, exitTID) == minStretch {
+	// A unit that begins with a stretch is taken to be made of them; so is
+	// one whose first run of a thread's events is short and followed by a
+	// stretch: a read cuts agent buffers anywhere, so that a unit often
+	// begins with the tail of one.
+	for i, tries := 0, 0; tries < 2 && i <= len(ev)-minStretch && int(ev[i].Off) <= len(raw)-maxFixed; tries++ {
+		tid, ok := entryExitTID((*[maxFixed]byte)(raw[ev[i].Off:]), exitTID)
+		if !ok {
+			break
+		}
+		n := extent(raw, ev[i:i+minStretch], tid, exitTID)
+		if n == minStretch {
 			e.stretches(raw, ev, exitTID)
 			return
 		}
+		i += n
 	}
 	e.eachEvent(raw, ev)
 }
@@ -246,6 +254,13 @@ func (e *colEncoder) stretches(raw []byte, ev []event, exitTID int) {
 		n := 1
 		if off := int(ev[i].Off); off <= len(raw)-maxFixed {
 			if tid, ok := entryExitTID((*[maxFixed]byte)(raw[off:]), exitTID); ok {
+				if e.slotOf[tid] == 0 {
+					// A thread new in the block: its first event makes
+					// its slot, so that the rest of its stretch is one.
+					e.event(raw[off:], ev[i].Seq)
+					i++
+					continue
+				}
 				// A stretch when its first minStretch events are one
 				// (stretch finds where it ends as it goes).
 				if slot := e.slotOf[tid]; slot != 0 && slot < 0x80 && len(ev)-i >= minStretch &&
