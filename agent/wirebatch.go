@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/binary"
-	"slices"
 
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -33,16 +32,6 @@ func hostSubmitWireBatch(thread uint64, bp *[]byte, n int) int {
 	return submitBatch(thread, *bp, bp, n)
 }
 
-// A Bytefrog Marker (bytefrog.AppendMarkerMUTF8): the type, the relative
-// time and the sequence number, then the key and the value, each after its
-// u16 length, big-endian.
-const (
-	wireTimeOff = 1               // after the type byte
-	wireSeqOff  = wireTimeOff + 4 // after the i32 time
-	wireKeyOff  = wireSeqOff + 4  // the key's length, after the i32 number
-	wireLenSize = 2
-)
-
 // Offsets in a batch record's header (host.BatchHeaderSize).
 const (
 	batchLen1Off = 12 // u16 length of the key
@@ -71,24 +60,9 @@ func (d *drain) markerRun(b []byte, off int) int {
 			lastMono, rel = mono, d.p.relMillis(mono)
 		}
 		if sb := d.buf(); sb != nil {
-			// bytefrog.AppendMarkerMUTF8's bytes, written in place: the
-			// strings fit their u16 lengths (host.SubmitWireBatch).
+			// The strings fit their u16 lengths (host.SubmitWireBatch).
 			p := b[off+batchHeaderSize : off+batchHeaderSize+l1+l2]
-			n := len(sb.b)
-			need := bytefrog.MarkerMinSize + l1 + l2
-			if cap(sb.b)-n < need {
-				sb.b = slices.Grow(sb.b, need)
-			}
-			w := sb.b[n : n+need]
-			w[0] = byte(bytefrog.MsgMarker)
-			binary.BigEndian.PutUint32(w[wireTimeOff:], uint32(rel))
-			binary.BigEndian.PutUint32(w[wireSeqOff:], uint32(d.seq))
-			binary.BigEndian.PutUint16(w[wireKeyOff:], uint16(l1))
-			v := wireKeyOff + wireLenSize + l1 // the value's length
-			copy(w[wireKeyOff+wireLenSize:v], p[:l1])
-			binary.BigEndian.PutUint16(w[v:], uint16(l2))
-			copy(w[v+wireLenSize:], p[l1:])
-			sb.b = sb.b[:n+need]
+			sb.b = bytefrog.AppendMarkerMUTF8(sb.b, rel, d.seq, p[:l1], p[l1:])
 			d.appended(sb)
 		}
 		off += size
