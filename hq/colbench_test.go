@@ -117,8 +117,10 @@ func BenchmarkTraceFile(b *testing.B) {
 					b.Fatalf("replay: %v, %v; want %d events", rep, err, n)
 				}
 			}
+			cpu := float64(processCPU() - cpu0)
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			reportStages(b, float64(processCPU()-cpu0), float64(threadCPU()-core0), float64(n)*float64(b.N))
+			b.ReportMetric(cpu/float64(b.Elapsed().Nanoseconds()), "cores")
+			reportStages(b, cpu, float64(threadCPU()-core0), float64(n)*float64(b.N))
 		})
 	}
 }

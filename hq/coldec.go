@@ -860,24 +860,27 @@ func firstByte(b []byte) int {
 	return int(b[0])
 }
 
-// decodeBlock decodes a whole block, whose frame is comp, with c, a
+// beginBlock starts decoding a whole block, whose frame is comp, with c, a
 // decoder of its own: every block starts afresh but for the units' clock,
 // which goes on from the previous block's last unit, so the units' times
-// here count from the block's start and the last batch's dt is how far its
-// last unit moved it. It hands the units to emit in batches of at most
-// batchUnits units or about batchEvents events as they decode, so that the
-// core starts on a block before its end is decoded; the last batch is
-// marked end and carries the error that ended the block, if any. It stops
-// when emit reports false. The units keep no reference to c's buffers.
-func (c *colDecoder) decodeBlock(comp []byte, rawLen uint32, off int64, emit func(unitBatch) bool) {
+// here count from the block's start. stepBlock then hands out its units.
+// The frame is no longer needed once beginBlock returns.
+func (c *colDecoder) beginBlock(comp []byte, rawLen uint32, off int64) error {
 	c.comp, c.blkOff, c.lastT, c.inUnit, c.nUnits = comp, off, 0, false, 0
 	c.pack = true
-	defer c.unpack()
-	b := unitBatch{end: true}
-	if b.err = c.load(rawLen); b.err != nil {
-		emit(b)
-		return
-	}
+	err := c.load(rawLen)
+	c.comp = nil
+	return err
+}
+
+// stepBlock decodes the next batch of the block begun with beginBlock: at
+// most batchUnits units or about batchEvents events, so that the core
+// starts on a block before its end is decoded. The last batch is marked
+// end, carries the error that ended the block, if any, and in dt how far
+// the block's last unit moved the clock; after it, c holds no slab. The
+// units keep no reference to c's buffers.
+func (c *colDecoder) stepBlock() unitBatch {
+	var b unitBatch
 	events := 0
 	for c.inUnit || c.nUnits > 0 {
 		if b.us == nil {
@@ -891,24 +894,21 @@ func (c *colDecoder) decodeBlock(comp []byte, rawLen uint32, off int64, emit fun
 			err = c.unit(&u)
 		}
 		if err != nil {
-			b.err = err
-			emit(b)
-			return
+			c.unpack()
+			b.err, b.end = err, true
+			return b
 		}
 		if u.s == nil {
 			u.raw = bytes.Clone(u.raw)
 		}
 		b.us = append(b.us, u)
 		if events += len(u.ev); len(b.us) == batchUnits || events >= batchEvents {
-			b.end = false
-			if !emit(b) {
-				return
-			}
-			b, events = unitBatch{end: true}, 0
+			return b
 		}
 	}
-	b.err, b.dt = c.endBlock(), c.lastT
-	emit(b)
+	c.unpack()
+	b.err, b.dt, b.end = c.endBlock(), c.lastT, true
+	return b
 }
 
 // A block's units go to the core in batches of at most batchUnits units or

@@ -431,9 +431,10 @@ func TestColumnsNoAllocs(t *testing.T) {
 	}
 }
 
-// TestColumnsParallel: the replay's decoders, which decode blocks in
-// parallel, each from a clock of its own, hand the core the very units the
-// sequential reader reads, in the same order and at the same times.
+// TestColumnsParallel: the replay's pipe, which decodes blocks in
+// parallel, each from a clock of its own, with workers beside the core's
+// goroutine or none, hands the core the very units the sequential reader
+// reads, in the same order and at the same times.
 func TestColumnsParallel(t *testing.T) {
 	big := bigTrace(t, 700_000)
 	path := filepath.Join(t.TempDir(), "big"+CompressColumns.Ext())
@@ -446,16 +447,42 @@ func TestColumnsParallel(t *testing.T) {
 	if !ok {
 		t.Fatal("the file does not decode")
 	}
+	for workers := range 4 {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			got, batches := pipeUnits(t, b, workers)
+			if batches < 4 {
+				t.Fatalf("%d batches; want a file of several blocks", batches)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d units; want %d", len(got), len(want))
+			}
+			for i := range want {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("unit %d:\n%+v\nwant\n%+v", i, got[i].u, want[i].u)
+				}
+			}
+			last, end := got[len(got)-1].u.t, big.recs[len(big.recs)-1].Time/time.Millisecond
+			if int64(last) != int64(end) {
+				t.Fatalf("last unit at %d ms; want %d", last, end)
+			}
+		})
+	}
+}
+
+// pipeUnits returns the units a blockPipe with workers goroutines hands
+// the core from the columnar file b, and in how many batches.
+func pipeUnits(t *testing.T, b []byte, workers int) ([]decodedUnit, int) {
 	tr, err := NewTraceReader(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	stop := make(chan struct{})
-	defer close(stop)
+	p := newBlockPipe(tr.col, false, workers)
+	defer p.close()
 	var got []decodedUnit
 	batches := 0
-	for batch := range decodeAhead(tr.col, stop, false) {
+	for {
+		batch := p.next()
 		batches++
 		for _, u := range batch.us {
 			d := decodedUnit{u: u}
@@ -490,21 +517,7 @@ func TestColumnsParallel(t *testing.T) {
 			if batch.err != io.EOF {
 				t.Fatal(batch.err)
 			}
-			break
+			return got, batches
 		}
-	}
-	if batches < 4 {
-		t.Fatalf("%d batches; want a file of several blocks", batches)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d units; want %d", len(got), len(want))
-	}
-	for i := range want {
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Fatalf("unit %d:\n%+v\nwant\n%+v", i, got[i].u, want[i].u)
-		}
-	}
-	if last, end := got[len(got)-1].u.t, big.recs[len(big.recs)-1].Time/time.Millisecond; int64(last) != int64(end) {
-		t.Fatalf("last unit at %d ms; want %d", last, end)
 	}
 }

@@ -216,177 +216,252 @@ func (b *unitBatch) release(i int) {
 	}
 }
 
-// blockJob is a block of a columnar file on its way to the core: its
-// frame, and the batches it decodes to once a worker decodes it.
-type blockJob struct {
-	comp   []byte
+// blockPipe decodes the blocks of a columnar file for the core, in the
+// file's order, with every core busy all the way: the core's goroutine and
+// pipeWorkers goroutines of the pipe's own share the decoding, one batch
+// of a block (a step) at a time, so that no more goroutines than cores
+// want to run and the core never waits behind a decoder for a CPU. The
+// core takes the next batch of the current block when one is ready;
+// otherwise it decodes the block's next step itself if no worker holds
+// it, and if one does, a step of a later block while it waits. Workers
+// take a step of the earliest block no one holds. Each block starts
+// afresh (colDecoder.beginBlock), so any goroutine may take a block's next
+// step; a block's steps run one at a time. At most window blocks are read
+// and not yet taken by the core: memory stays bounded whatever the file.
+// Units keep no reference to the decoders' buffers.
+//
+// next and close belong to the core's goroutine; the rest of the state is
+// guarded by mu.
+type blockPipe struct {
+	col    *colDecoder // reads the frames; only while reading is set
+	recs   bool        // the slabs hold records for colEvents (colcore.go)
+	window int
+
+	mu      sync.Mutex
+	cond    sync.Cond // a step ended, a block was read or taken, or stop
+	jobs    []*pipeJob
+	free    []*colDecoder // decoders not in a block
+	frames  [][]byte      // frame buffers, for reuse
+	reading bool          // a goroutine reads the next frame
+	last    error         // the error that ended the file (io.EOF at its end), once read
+	stopped bool
+	wg      sync.WaitGroup
+
+	base uint32 // the units' clock at the current block's start (the core's)
+}
+
+// pipeJob is a block on its way to the core.
+type pipeJob struct {
+	comp   []byte // the frame, until its decoding begins
 	rawLen uint32
 	off    int64
-	out    chan unitBatch
+	dec    *colDecoder // from the first step to the last
+	held   bool        // a goroutine runs a step
+	done   bool        // the last batch is decoded
+	ready  []unitBatch // decoded, for the core in this order
 }
 
-// jobBatches is how many batches of a block wait for the core before its
-// decoder waits: enough for a block of method events.
-const jobBatches = 64
+// pipeWorkers is how many goroutines of its own a blockPipe has beside the
+// core's: one for each other core, and no more than decoding needs.
+func pipeWorkers() int { return min(max(runtime.GOMAXPROCS(0)-1, 0), 3) }
 
-// drain releases the batches waiting in j, whose decoder is done.
-func (j *blockJob) drain() {
+// newBlockPipe starts decoding col's blocks with workers goroutines beside
+// the caller's; with recs, the slabs hold entries and exits as records
+// for the core's colEvents (colcore.go), not as Bytefrog bytes. Call
+// close when done, before col is closed.
+func newBlockPipe(col *colDecoder, recs bool, workers int) *blockPipe {
+	p := &blockPipe{col: col, recs: recs, window: workers + 2}
+	p.cond.L = &p.mu
+	p.wg.Add(workers)
+	for range workers {
+		go p.work()
+	}
+	return p
+}
+
+// work runs a worker: steps of the earliest block no one holds.
+func (p *blockPipe) work() {
+	defer p.wg.Done()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.stopped {
+		j := p.pick(0)
+		if j == nil {
+			if !p.stopped { // (pick may have let go of mu)
+				p.cond.Wait()
+			}
+			continue
+		}
+		b := p.step(j)
+		j.ready = append(j.ready, b)
+		p.cond.Broadcast()
+	}
+}
+
+// next returns the next batch for the core, decoding it itself when that
+// is quicker than waiting: the batches of each block in order, the blocks
+// in the file's order, the units' times counted from the run's start. The
+// last batch of the file carries its error (io.EOF at its end).
+func (p *blockPipe) next() unitBatch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for {
-		select {
-		case b := <-j.out:
-			b.release(0)
-		default:
-			return
+		if len(p.jobs) == 0 {
+			if p.last != nil {
+				return unitBatch{err: p.last, end: true}
+			}
+			if !p.read() {
+				p.cond.Wait()
+			}
+			continue
+		}
+		j := p.jobs[0]
+		if len(j.ready) > 0 {
+			b := j.ready[0]
+			j.ready[0] = unitBatch{}
+			j.ready = j.ready[1:]
+			return p.take(b)
+		}
+		if !j.held && !j.done {
+			return p.take(p.step(j))
+		}
+		if k := p.pick(1); k != nil { // decode ahead while j's step runs
+			b := p.step(k)
+			k.ready = append(k.ready, b)
+			p.cond.Broadcast()
+			continue
+		}
+		p.cond.Wait()
+	}
+}
+
+// take hands b, of the current block, to the core.
+func (p *blockPipe) take(b unitBatch) unitBatch {
+	for i := range b.us {
+		b.us[i].t += p.base
+	}
+	if b.end {
+		p.base += b.dt
+		p.jobs[0] = nil
+		p.jobs = p.jobs[1:]
+		p.cond.Broadcast() // room for another block
+	}
+	return b
+}
+
+// pick returns the earliest block from jobs[from] on that needs a step and
+// that no one holds, reading another if there is none and room for it;
+// nil if there is nothing to do now.
+func (p *blockPipe) pick(from int) *pipeJob {
+	for {
+		for _, j := range p.jobs[min(from, len(p.jobs)):] {
+			if !j.held && !j.done {
+				return j
+			}
+		}
+		if !p.read() {
+			return nil
 		}
 	}
 }
 
-// decodeWorkers is how many goroutines decode the blocks of a columnar
-// file while the core takes them.
-func decodeWorkers() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
+// read reads the next block's frame into a job, without holding mu while
+// it reads. It reports false when it could not: another goroutine reads,
+// the window is full or the file has ended.
+func (p *blockPipe) read() bool {
+	if p.reading || p.last != nil || p.stopped || len(p.jobs) >= p.window {
+		return false
+	}
+	p.reading = true
+	if n := len(p.frames); n > 0 {
+		p.col.comp, p.frames = p.frames[n-1], p.frames[:n-1]
+	}
+	p.mu.Unlock()
+	j := &pipeJob{}
+	rawLen, err := p.col.readBlock()
+	if err == nil {
+		j.comp, j.rawLen, j.off = p.col.comp, rawLen, p.col.blkOff
+	}
+	p.col.comp = nil
+	p.mu.Lock()
+	p.reading = false
+	if err != nil {
+		p.last = err
+		j.done = true
+		j.ready = append(j.ready, unitBatch{err: err, end: true})
+	}
+	p.jobs = append(p.jobs, j)
+	p.cond.Broadcast()
+	return true
+}
 
-// decodeAhead decodes a columnar file in goroutines of its own, so that
-// the core works on one block while the next ones are decompressed and
-// decoded: one goroutine reads the blocks' frames, decodeWorkers decode
-// blocks in parallel (each starts afresh), and one hands their units to
-// the core in the file's order, in batches as the decoders make them (so
-// that the core starts on a block while the rest of it decodes). Units
-// keep no reference to the decoders' buffers. The last batch carries the
-// error; closing stop ends the goroutines, which then drop what they hold,
-// and the channel is closed once they are all done with col.
-//
-// With recs, the slabs hold entries and exits as records for the core's
-// colEvents (colcore.go), not as Bytefrog bytes.
-func decodeAhead(col *colDecoder, stop <-chan struct{}, recs bool) <-chan unitBatch {
-	n := decodeWorkers()
-	ch := make(chan unitBatch, 1)
-	decs := make([]*colDecoder, 0, n)
-	for range n {
-		d, err := newColDecoder(nil, 0, col.d)
+// step decodes j's next batch, without holding mu while it decodes.
+func (p *blockPipe) step(j *pipeJob) unitBatch {
+	j.held = true
+	begin := j.dec == nil
+	if begin {
+		if n := len(p.free); n > 0 {
+			j.dec, p.free = p.free[n-1], p.free[:n-1]
+		}
+	}
+	p.mu.Unlock()
+	var b unitBatch
+	if begin && j.dec == nil {
+		d, err := newColDecoder(nil, 0, p.col.d)
 		if err != nil {
-			for _, d := range decs {
-				d.close()
-			}
-			ch <- unitBatch{err: err, end: true}
-			close(ch)
-			return ch
+			b = unitBatch{err: err, end: true}
+		} else {
+			d.recs = p.recs
+			j.dec = d
 		}
-		d.recs = recs
-		decs = append(decs, d)
 	}
-	jobs := make(chan *blockJob, n)
-	order := make(chan *blockJob, n)
-	free := make(chan []byte, 2*n+1) // frames' buffers, for reuse
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1 + n)
-	go func() { // the reader
-		defer wg.Done()
-		defer close(order)
-		defer close(jobs)
-		for {
-			select {
-			case b := <-free:
-				col.comp = b
-			default:
-				col.comp = nil
-			}
-			j := &blockJob{out: make(chan unitBatch, jobBatches)}
-			rawLen, err := col.readBlock()
-			if err != nil {
-				j.out <- unitBatch{err: err, end: true}
-			} else {
-				j.comp, j.rawLen, j.off = col.comp, rawLen, col.blkOff
-				col.comp = nil
-			}
-			select {
-			case order <- j:
-			case <-quit:
-				return
-			}
-			if err != nil {
-				return
-			}
-			select {
-			case jobs <- j:
-			case <-quit:
-				return
-			}
+	if begin && j.dec != nil {
+		if err := j.dec.beginBlock(j.comp, j.rawLen, j.off); err != nil {
+			b = unitBatch{err: err, end: true}
 		}
-	}()
-	for _, d := range decs {
-		go func() { // a decoder
-			defer wg.Done()
-			defer d.close()
-			for {
-				select {
-				case <-quit:
-					return
-				case j, ok := <-jobs:
-					if !ok {
-						return
-					}
-					d.decodeBlock(j.comp, j.rawLen, j.off, func(b unitBatch) bool {
-						select {
-						case j.out <- b:
-							return true
-						case <-quit:
-							b.release(0)
-							return false
-						}
-					})
-					select {
-					case free <- j.comp[:0]:
-					default:
-					}
-				}
-			}
-		}()
 	}
-	go func() { // the one that keeps the order
-		defer close(ch)
-		var cur *blockJob
-		defer func() {
-			close(quit)
-			wg.Wait()
-			if cur != nil {
-				cur.drain()
-			}
-			for j := range order {
-				j.drain()
-			}
-		}()
-		var base uint32
-		for cur = range order {
-			for {
-				var b unitBatch
-				select {
-				case b = <-cur.out:
-				case <-stop:
-					return
-				}
-				for i := range b.us {
-					b.us[i].t += base
-				}
-				if b.end {
-					base += b.dt
-				}
-				select {
-				case ch <- b:
-				case <-stop:
-					b.release(0)
-					return
-				}
-				if b.err != nil {
-					return
-				}
-				if b.end {
-					break
-				}
-			}
+	if !b.end {
+		b = j.dec.stepBlock()
+	}
+	p.mu.Lock()
+	if begin && j.dec != nil {
+		p.frames = append(p.frames, j.comp[:0])
+		j.comp = nil
+	}
+	j.held = false
+	if b.end {
+		j.done = true
+		if j.dec != nil {
+			j.dec.unpack()
+			p.free = append(p.free, j.dec)
+			j.dec = nil
 		}
-	}()
-	return ch
+	}
+	return b
+}
+
+// close stops the workers, once their steps end, and drops what the pipe
+// holds. The caller has taken its last batch.
+func (p *blockPipe) close() {
+	p.mu.Lock()
+	p.stopped = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
+	for _, j := range p.jobs {
+		for _, b := range j.ready {
+			b.release(0)
+		}
+		if j.dec != nil {
+			j.dec.unpack()
+			p.free = append(p.free, j.dec)
+		}
+	}
+	p.jobs = nil
+	for _, d := range p.free {
+		d.close()
+	}
+	p.free = nil
 }
 
 // replayRecords lets replay feed the core records (colcore.go); tests
@@ -462,28 +537,23 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 		rec     TraceRecord
 		readErr error
 		ended   bool
-		units   <-chan unitBatch
 		batch   unitBatch
 		bi      int
 	)
+	var pipe *blockPipe
 	if tr.col != nil {
-		stop := make(chan struct{})
 		// Processors that take Blocks read the slabs' bytes.
-		ch := decodeAhead(tr.col, stop, replayRecords && len(c.blks) == 0)
-		units = ch
+		pipe = newBlockPipe(tr.col, replayRecords && len(c.blks) == 0, pipeWorkers())
 		defer func() {
-			// The decoder goroutine must be done with the decoder before
-			// the caller closes it.
-			close(stop)
-			for b := range ch {
-				b.release(0)
-			}
+			// The workers must be done with the decoders before the
+			// caller closes tr.col.
 			batch.release(bi)
+			pipe.close()
 		}()
 	}
 	for !ended {
 		var u unit
-		if units != nil {
+		if pipe != nil {
 			if bi == len(batch.us) {
 				if batch.err != nil {
 					if batch.err != io.EOF {
@@ -491,7 +561,7 @@ func replay(tr *TraceReader, opt *ReplayOptions) (*Report, error) {
 					}
 					break
 				}
-				batch, bi = <-units, 0
+				batch, bi = pipe.next(), 0
 				if len(batch.us) == 0 {
 					continue
 				}
