@@ -294,7 +294,6 @@ func (p *blockPipe) work() {
 		}
 		b := p.step(j)
 		j.ready = append(j.ready, b)
-		p.cond.Broadcast()
 	}
 }
 
@@ -328,7 +327,6 @@ func (p *blockPipe) next() unitBatch {
 		if k := p.pick(1); k != nil { // decode ahead while j's step runs
 			b := p.step(k)
 			k.ready = append(k.ready, b)
-			p.cond.Broadcast()
 			continue
 		}
 		p.cond.Wait()
@@ -429,6 +427,9 @@ func (p *blockPipe) step(j *pipeJob) unitBatch {
 		j.comp = nil
 	}
 	j.held = false
+	// The block is free for its next step (or the batch is ready): the
+	// core may consume this batch while a worker decodes the next.
+	p.cond.Broadcast()
 	if b.end {
 		j.done = true
 		if j.dec != nil {
