@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tadpole-trace/tadpole/hq/hqtest"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
@@ -436,8 +437,32 @@ func TestColumnsNoAllocs(t *testing.T) {
 // goroutine or none, hands the core the very units the sequential reader
 // reads, in the same order and at the same times.
 func TestColumnsParallel(t *testing.T) {
-	big := bigTrace(t, 700_000)
-	path := filepath.Join(t.TempDir(), "big"+CompressColumns.Ext())
+	for _, big := range []*scripted{bigTrace(t, 700_000), slowTrace(t, 200_000)} {
+		testColumnsParallel(t, big)
+	}
+}
+
+// slowTrace is a run of n events whose clock moves on so slowly that
+// its columnar file has a block for every few reads (colFlushMs).
+func slowTrace(t testing.TB, n int) *scripted {
+	s := &scripted{name: "slow", h: header(bytefrog.Version1, bytefrog.FlavorBytefrog)}
+	chunks, _ := hqtest.Generate(hqtest.Workload{Events: n, Methods: 50, Threads: 4, Chunk: 8 << 10, Seed: 5})
+	s.add(RecordSent, 0, 0, cmd(bytefrog.MsgStart))
+	s.add(RecordOpen, 1, 0, nil)
+	for i, c := range chunks {
+		s.add(RecordRecv, 1, i*colFlushMs/3, c)
+	}
+	end := len(chunks) * colFlushMs / 3
+	s.add(RecordRecv, 0, end, hb(bytefrog.ModeShutdown))
+	s.add(RecordSent, 0, end, cmd(bytefrog.MsgStop))
+	s.add(RecordClose, 1, end, nil)
+	s.add(RecordClose, 0, end, nil)
+	s.add(RecordEnd, 0, end, appendEnd(nil, true, ""))
+	return s
+}
+
+func testColumnsParallel(t *testing.T, big *scripted) {
+	path := filepath.Join(t.TempDir(), big.name+CompressColumns.Ext())
 	big.write(t, path, CompressColumns)
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -448,7 +473,7 @@ func TestColumnsParallel(t *testing.T) {
 		t.Fatal("the file does not decode")
 	}
 	for workers := range 4 {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/workers=%d", big.name, workers), func(t *testing.T) {
 			got, batches := pipeUnits(t, b, workers)
 			if batches < 4 {
 				t.Fatalf("%d batches; want a file of several blocks", batches)
@@ -469,6 +494,41 @@ func TestColumnsParallel(t *testing.T) {
 	}
 }
 
+// TestColumnsPipeClose: a replay that stops early (an end record before
+// the file's end, a processor's error) closes the pipe while its workers
+// are busy: close waits for them and drops what they decoded.
+func TestColumnsPipeClose(t *testing.T) {
+	big := bigTrace(t, 700_000)
+	path := filepath.Join(t.TempDir(), "big"+CompressColumns.Ext())
+	big.write(t, path, CompressColumns)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for workers := range 4 {
+		for taken := range 4 {
+			tr, err := NewTraceReader(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := newBlockPipe(tr.col, true, workers)
+			for range taken {
+				batch := p.next()
+				if batch.err != nil {
+					t.Fatalf("workers=%d: %v", workers, batch.err)
+				}
+				batch.release(0)
+			}
+			p.close()
+			if len(p.jobs) != 0 || len(p.free) != 0 {
+				t.Errorf("workers=%d, %d batches taken: after close, %d blocks and %d decoders held", workers, taken,
+					len(p.jobs), len(p.free))
+			}
+			tr.Close()
+		}
+	}
+}
+
 // pipeUnits returns the units a blockPipe with workers goroutines hands
 // the core from the columnar file b, and in how many batches.
 func pipeUnits(t *testing.T, b []byte, workers int) ([]decodedUnit, int) {
@@ -484,6 +544,11 @@ func pipeUnits(t *testing.T, b []byte, workers int) ([]decodedUnit, int) {
 	for {
 		batch := p.next()
 		batches++
+		p.mu.Lock()
+		if len(p.jobs) > p.window {
+			t.Errorf("%d blocks in the pipe; want at most %d", len(p.jobs), p.window)
+		}
+		p.mu.Unlock()
 		for _, u := range batch.us {
 			d := decodedUnit{u: u}
 			if u.s != nil {
