@@ -60,21 +60,32 @@ func (c *core) events(s *slab, evs []event) {
 // returns how many it took (at least one: the caller has seen the first).
 // It does for each what emit does for a marker, without emit's dispatch on
 // the type: a run of log records is the usual traffic of a JVM that logs.
+// Of a run, only the last lastMarkers go into the report's ring, and with
+// no processor and no mode window to see them the others are not read.
 func (c *core) markers(s *slab, evs []event) int {
 	raw, m, st := s.raw, &c.m, &c.st
+	n := 1
+	for n < len(evs) && raw[evs[n].Off] == byte(bytefrog.MsgMarker) {
+		n++
+	}
 	windows := len(c.disc.windows) > 0
-	i, bad := 0, 0
-	for ; i < len(evs); i++ {
-		b := raw[evs[i].Off:]
-		if b[0] != byte(bytefrog.MsgMarker) {
-			break
-		}
-		if !c.v.Load(m, b) { // cannot happen: the parser framed it
+	i := 0
+	if len(c.evs) == 0 && !windows {
+		i = max(n-lastMarkers, 0)
+		st.markers += int64(i)
+	}
+	bad := 0
+	for ; i < n; i++ {
+		if !c.v.Load(m, raw[evs[i].Off:]) { // cannot happen: the parser framed it
 			c.note(fmt.Sprintf("event at seq %d does not parse again", evs[i].Seq))
 			bad++
 			continue
 		}
-		st.marker(m, s)
+		if i >= n-lastMarkers {
+			st.marker(m, s)
+		} else {
+			st.markers++
+		}
 		if windows { // markers and log records are collected too
 			c.disc.timed(m, &c.rep)
 		}
@@ -82,9 +93,9 @@ func (c *core) markers(s *slab, evs []event) int {
 			p.Message(m)
 		}
 	}
-	st.counts[bytefrog.MsgMarker] += int64(i - bad)
-	st.sequenced += int64(i - bad)
-	return i
+	st.counts[bytefrog.MsgMarker] += int64(n - bad)
+	st.sequenced += int64(n - bad)
+	return n
 }
 
 // fastRun takes the entries and exits of the innermost call at the front of
