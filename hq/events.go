@@ -37,7 +37,7 @@ func (c *core) events(s *slab, evs []event) {
 	}
 	raw := s.raw
 	for i := 0; i < len(evs); i++ {
-		if c.fastOK() {
+		if c.fastOK() && raw[evs[i].Off] != byte(bytefrog.MsgMarker) {
 			n := c.fastRun(raw, evs[i:])
 			if len(c.evs) > 0 {
 				for _, e := range evs[i : i+n] {
@@ -48,8 +48,54 @@ func (c *core) events(s *slab, evs []event) {
 				return
 			}
 		}
+		if raw[evs[i].Off] == byte(bytefrog.MsgMarker) {
+			i += c.markers(s, evs[i:]) - 1
+			continue
+		}
 		c.emit(s, raw[evs[i].Off:])
 	}
+}
+
+// markers releases the markers at the front of evs, which lie in s, and
+// returns how many it took (at least one: the caller has seen the first).
+// It does for each what emit does for a marker, without emit's dispatch on
+// the type: a run of log records is the usual traffic of a JVM that logs.
+// Of a run, only the last lastMarkers go into the report's ring, and with
+// no processor and no mode window to see them the others are not read.
+func (c *core) markers(s *slab, evs []event) int {
+	raw, m, st := s.raw, &c.m, &c.st
+	n := 1
+	for n < len(evs) && raw[evs[n].Off] == byte(bytefrog.MsgMarker) {
+		n++
+	}
+	windows := len(c.disc.windows) > 0
+	i := 0
+	if len(c.evs) == 0 && !windows {
+		i = max(n-lastMarkers, 0)
+		st.markers += int64(i)
+	}
+	bad := 0
+	for ; i < n; i++ {
+		if !c.v.Load(m, raw[evs[i].Off:]) { // cannot happen: the parser framed it
+			c.note(fmt.Sprintf("event at seq %d does not parse again", evs[i].Seq))
+			bad++
+			continue
+		}
+		if i >= n-lastMarkers {
+			st.marker(m, s)
+		} else {
+			st.markers++
+		}
+		if windows { // markers and log records are collected too
+			c.disc.timed(m, &c.rep)
+		}
+		for _, p := range c.evs {
+			p.Message(m)
+		}
+	}
+	st.counts[bytefrog.MsgMarker] += int64(n - bad)
+	st.sequenced += int64(n - bad)
+	return n
 }
 
 // fastRun takes the entries and exits of the innermost call at the front of

@@ -58,3 +58,55 @@ func TestLastMarkersAcrossSlabs(t *testing.T) {
 	}
 	checkReplay(t, rep)
 }
+
+// markerLog is a processor that keeps every marker it is given, in order.
+type markerLog struct{ got []hq.Marker }
+
+func (l *markerLog) Message(m *bytefrog.Msg) {
+	if m.Type == bytefrog.MsgMarker {
+		l.got = append(l.got, hq.Marker{Seq: m.Seq, Key: string(m.Text), Value: string(m.Value)})
+	}
+}
+func (l *markerLog) DataBreak(int32)   {}
+func (l *markerLog) Finish(*hq.Report) {}
+
+// TestMarkerRuns sends runs of markers of every length from 1 to 12 between
+// method events, on one connection in one write, so that the core takes
+// each run whole: without a processor and with one, the report counts
+// every marker and keeps the last ones, and the processor gets each marker
+// once, in order, with its key and value.
+func TestMarkerRuns(t *testing.T) {
+	for _, withProc := range []bool{false, true} {
+		t.Run(fmt.Sprintf("processor=%v", withProc), func(t *testing.T) {
+			g := hqtest.NewGen(bytefrog.FlavorBytefrog)
+			var want []hq.Marker
+			for run := 1; run <= 12; run++ {
+				g.Entry(1, 1)
+				for k := range run {
+					seq := g.Seq
+					key, val := fmt.Sprintf("log:run.%d", run), fmt.Sprintf("INFO record %d of %d", k, run)
+					g.Marker(key, val)
+					want = append(want, hq.Marker{Seq: seq, Key: key, Value: val})
+				}
+				g.Exit(1, 1, 7)
+			}
+			log := &markerLog{}
+			srv := start(t, func(c *hq.Config) {
+				if withProc {
+					c.NewProcessor = func(*hq.Run) hq.Processor { return log }
+				}
+			})
+			rep := sendAll(t, srv, bytefrog.Version1, [][]byte{g.Take()})
+			if !rep.OK || rep.Markers != int64(len(want)) {
+				t.Fatalf("run: %s, %d markers; want %d", rep.Result(), rep.Markers, len(want))
+			}
+			if last := want[len(want)-5:]; !reflect.DeepEqual(rep.LastMarkers, last) {
+				t.Errorf("LastMarkers got %+v; want %+v", rep.LastMarkers, last)
+			}
+			if withProc && !reflect.DeepEqual(log.got, want) {
+				t.Errorf("processor got %d markers %+v; want %d %+v", len(log.got), log.got, len(want), want)
+			}
+			checkReplay(t, rep)
+		})
+	}
+}

@@ -459,3 +459,43 @@ func TestTimelineExceptionsMarkers(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkerKeys: the page keeps each marker's key and value as their Go
+// strings, clipped, whether the key was made before (a logger's, shared)
+// or not (past maxKeys distinct keys), for keys not plain ASCII and keys
+// longer than the page keeps.
+func TestMarkerKeys(t *testing.T) {
+	tr, err := newTracker(1, nil, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.lossless = true
+	long := strings.Repeat("é", maxTextLen) // 2 bytes a rune: clipped
+	var want []marker
+	for i := range 3 * maxKeys {
+		key := fmt.Sprintf("log:logger.%d", i%(maxKeys+50))
+		switch i % 7 {
+		case 3:
+			key = "log:\x00é😀" // C0 80 and a surrogate pair in modified UTF-8
+		case 5:
+			key = long
+		}
+		value := fmt.Sprintf("INFO record %d", i)
+		m := bytefrog.Msg{Type: bytefrog.MsgMarker, Seq: int32(i), RelTime: int32(i),
+			Text: bytefrog.AppendUTF(nil, key)[2:], Value: bytefrog.AppendUTF(nil, value)[2:]} // (no length prefix)
+		tr.Message(&m)
+		want = append(want, marker{seq: int32(i), at: int32(i), key: clip(key), value: value})
+	}
+	tr.Finish(nil)
+	if len(tr.keys) != maxKeys {
+		t.Errorf("%d keys kept; want %d", len(tr.keys), maxKeys)
+	}
+	if len(tr.markers) != len(want) {
+		t.Fatalf("%d markers; want %d", len(tr.markers), len(want))
+	}
+	for i, mk := range tr.markers {
+		if mk != want[i] {
+			t.Fatalf("marker %d: %+v; want %+v", i, mk, want[i])
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -211,4 +213,48 @@ func BenchmarkDelta(b *testing.B) {
 			t.Finish(nil)
 		})
 	}
+}
+
+// BenchmarkTrackMarkers feeds a run of 500,000 log records (markers
+// "log:<logger>" = "INFO benchmark record <n>", what the JVM agent sends
+// for java.util.logging) to the page: the cost of its log view per record,
+// on the run's core goroutine and the page's worker together (lossless:
+// Finish waits for the worker). cpu-ns/marker is the process's CPU time.
+func BenchmarkTrackMarkers(b *testing.B) {
+	const n = 500_000
+	loggers := [][]byte{[]byte("log:bench.jul"), []byte("log:com.example.orders"), []byte("log:app")}
+	values := make([][]byte, n)
+	for i := range values {
+		values[i] = []byte(fmt.Sprintf("INFO benchmark record %d", i))
+	}
+	b.ReportAllocs()
+	var m bytefrog.Msg
+	cpu0 := cpuNanos()
+	b.ResetTimer()
+	for range b.N {
+		t, err := newTracker(1, nil, DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.lossless = true
+		for i := range n {
+			m = bytefrog.Msg{Type: bytefrog.MsgMarker, Seq: int32(i), RelTime: int32(i / 1000),
+				Text: loggers[i%len(loggers)], Value: values[i]}
+			t.Message(&m)
+		}
+		t.Finish(nil)
+		if t.nmarkers != n {
+			b.Fatalf("%d markers; want %d", t.nmarkers, n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*b.N), "ns/marker")
+	b.ReportMetric(float64(cpuNanos()-cpu0)/float64(n*b.N), "cpu-ns/marker")
+	b.ReportMetric(0, "ns/op")
+}
+
+// cpuNanos is the process's user and system CPU time.
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

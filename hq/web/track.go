@@ -106,7 +106,8 @@ type tracker struct {
 	cur   *batch // being filled: core goroutine only
 	queue chan *batch
 	free  chan *batch
-	ended bool // Finish was called: core goroutine only
+	ended bool              // Finish was called: core goroutine only
+	keys  map[string]string // marker keys as received: their strings (markerKey; core goroutine only)
 	// lossless makes the run's core wait for the worker instead of
 	// leaving calls out (benchmarks measure the page's own rate so).
 	lossless bool
@@ -148,7 +149,7 @@ func newTracker(key int, run *hq.Run, cfg *Config) (*tracker, error) {
 	}
 	t := &tracker{key: key, run: run, cfg: cfg, tree: tree,
 		queue: make(chan *batch, queuedBatches), free: make(chan *batch, queuedBatches+1),
-		named: map[int32]bool{}, bubbles: map[uint64][]*bubblePath{},
+		keys: map[string]string{}, named: map[int32]bool{}, bubbles: map[uint64][]*bubblePath{},
 		spans: make([]span, 0, min(cfg.Spans, 4096))}
 	t.cur = t.newBatch()
 	go t.work()
@@ -234,7 +235,7 @@ func (t *tracker) Message(m *bytefrog.Msg) {
 		b.evs[len(b.evs)-1].seq = m.ExceptionID
 	case bytefrog.MsgMarker:
 		b.evs = append(b.evs, ev{typ: m.Type, at: m.RelTime, seq: m.Seq, exc: int32(len(b.texts))})
-		b.texts = append(b.texts, clip(bytefrog.String(m.Text)), clip(bytefrog.String(m.Value)))
+		b.texts = append(b.texts, t.markerKey(m.Text), clip(bytefrog.String(m.Value)))
 	case bytefrog.MsgHeartbeat:
 		// Once a heartbeat interval at least, what came shows.
 		if len(b.evs) > 0 {
@@ -247,6 +248,22 @@ func (t *tracker) Message(m *bytefrog.Msg) {
 	if len(b.evs) >= t.cfg.Batch {
 		t.handOff()
 	}
+}
+
+// maxKeys bounds the marker keys a tracker keeps made.
+const maxKeys = 1024
+
+// markerKey returns the Go string of a marker's key, clipped: made once
+// for a key that comes again (a logger's, for its log records).
+func (t *tracker) markerKey(k []byte) string {
+	if s, ok := t.keys[string(k)]; ok {
+		return s
+	}
+	s := clip(bytefrog.String(k))
+	if len(t.keys) < maxKeys {
+		t.keys[string(k)] = s
+	}
+	return s
 }
 
 // DataBreak drops the open calls (hq.Processor).

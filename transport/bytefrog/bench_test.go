@@ -65,6 +65,13 @@ func BenchmarkAppendDirect(b *testing.B) {
 			buf = AppendMethodVisit(buf[:0], int32(i), int32(i), 785932, 4, 13)
 		}
 	})
+	b.Run("MarkerMUTF8", func(b *testing.B) {
+		b.ReportAllocs()
+		key, value := []byte("log:bench.jul"), []byte("INFO benchmark record")
+		for i := range b.N {
+			buf = AppendMarkerMUTF8(buf[:0], int32(i), int32(i), key, value)
+		}
+	})
 	b.Run("MapMethodSignature", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := range b.N {

@@ -365,3 +365,25 @@ func TestGrow(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendMarkerMUTF8Lengths: a marker of strings up to MaxStringLen
+// bytes goes out whole, a longer one cut as AppendUTFBytes cuts it, at
+// the end of a buffer with or without room.
+func TestAppendMarkerMUTF8Lengths(t *testing.T) {
+	for _, n := range []int{0, 1, 13, 255, 256, MaxStringLen - 1, MaxStringLen, MaxStringLen + 1, MaxStringLen + 7} {
+		key := bytes.Repeat([]byte("k"), n%300)
+		value := bytes.Repeat([]byte("v\xc0\x80\xe2\x82\xac"), n/6+1)[:n]
+		for _, pre := range [][]byte{nil, make([]byte, 3, 3+1<<17)} {
+			want := append([]byte(nil), pre...)
+			want = append(want, byte(MsgMarker), 0, 0, 0, 9, 0, 0, 0, 10)
+			want = AppendUTFBytes(want, key)
+			want = AppendUTFBytes(want, value)
+			if got := AppendMarkerMUTF8(append([]byte(nil), pre...), 9, 10, key, value); !bytes.Equal(got, want) {
+				t.Fatalf("%d-byte value after %d bytes: %d bytes; want %d", n, len(pre), len(got), len(want))
+			}
+			if got := AppendMarkerMUTF8(pre, 9, 10, key, value); !bytes.Equal(got, want) {
+				t.Fatalf("%d-byte value after %d bytes, room for it: %d bytes; want %d", n, len(pre), len(got), len(want))
+			}
+		}
+	}
+}

@@ -74,21 +74,30 @@ func plainASCIIBytes(b []byte) bool {
 // and a high bit for a zero byte. The decoder's check of a marker's two
 // strings ORs theirs and tests once.
 func asciiBits(b []byte) uint64 {
+	const ones = 0x0101010101010101
 	n := len(b)
-	var acc uint64
-	if n < 8 {
-		for _, c := range b {
-			x := uint64(c)
-			acc |= x | (x-1)&^x // 0 wraps to all ones
+	switch {
+	case n >= 8:
+		// Word by word; the tail as the last word of b, overlapping bytes
+		// already seen.
+		v := binary.LittleEndian.Uint64(b[n-8:])
+		acc := v | (v-ones)&^v
+		for i := 0; i < n-8; i += 8 {
+			v := binary.LittleEndian.Uint64(b[i:])
+			acc |= v | (v-ones)&^v
 		}
 		return acc
+	case n >= 4:
+		// Two words of four, overlapping when n < 8.
+		v := uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<32
+		return v | (v-ones)&^v
 	}
-	for i := 0; i+8 <= n; i += 8 {
-		v := binary.LittleEndian.Uint64(b[i:])
-		acc |= v | (v-0x0101010101010101)&^v
+	var acc uint64
+	for _, c := range b {
+		x := uint64(c)
+		acc |= x | (x-1)&^x // 0 wraps to all ones
 	}
-	v := binary.LittleEndian.Uint64(b[n-8:])
-	return acc | v | (v-0x0101010101010101)&^v
+	return acc
 }
 
 // mutfRuneLen is the encoded size of r in modified UTF-8.

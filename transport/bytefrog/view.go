@@ -175,11 +175,13 @@ type SeqOff struct {
 	Off uint32
 }
 
-// AppendSequenced reads on as Next does while the messages are fixed-size
-// sequenced ones (method events and visits), appending the number of each
+// AppendSequenced reads on as Next does while the messages are sequenced
+// ones (method events, visits and markers), appending the number of each
 // and its offset in the buffer plus base to idx, then calls Next for the
 // message after them and returns its result: a reader that indexes events
 // takes a run of them in one call, and whatever else comes as with Next.
+// Next never returns a whole, valid marker there (it returns the marker
+// only to refuse it, see Err).
 //
 // The index is written into idx's spare capacity, grown only when that is
 // full: the loop stores each entry without append's check, and keeps the
@@ -190,14 +192,25 @@ func (v *EventView) AppendSequenced(idx []SeqOff, base uint32) ([]SeqOff, bool) 
 	for off < len(b) {
 		out := idx[len(idx):cap(idx)]
 		k := 0
-		for ; k < len(out) && off <= len(b)-minSequenced; k++ {
-			h := (*[minSequenced]byte)(b[off : off+minSequenced])
-			n := int(fix[h[0]])
-			if n == 0 || n > len(b)-off {
+		for k < len(out) {
+			if off <= len(b)-minSequenced {
+				h := (*[minSequenced]byte)(b[off : off+minSequenced])
+				if n := int(fix[h[0]]); n != 0 && n <= len(b)-off {
+					out[k] = SeqOff{Seq: get32(h[offField2:]), Off: base + uint32(off)}
+					off += n
+					k++
+					continue
+				}
+			}
+			// A log record: a marker, framed and checked here, or else
+			// by Next, which names what is wrong with it.
+			n := markerLen(b[off:])
+			if n == 0 {
 				break
 			}
-			out[k] = SeqOff{Seq: get32(h[offField2:]), Off: base + uint32(off)}
+			out[k] = SeqOff{Seq: get32(b[off+offField2:]), Off: base + uint32(off)}
 			off += n
+			k++
 		}
 		idx = idx[:len(idx)+k]
 		if k < len(out) {
@@ -207,6 +220,30 @@ func (v *EventView) AppendSequenced(idx []SeqOff, base uint32) ([]SeqOff, bool) 
 	}
 	v.next = off
 	return idx, v.Next()
+}
+
+// markerLen returns the size of the marker at the start of b when b holds
+// all of it and both its strings are valid modified UTF-8; else 0 (another
+// type, a marker b holds only the start of, or one Next refuses). Every
+// dialect has markers.
+func markerLen(b []byte) int {
+	if len(b) < MarkerMinSize || MsgType(b[0]) != MsgMarker {
+		return 0
+	}
+	keyEnd := offMarker + u16Size + int(get16(b[offMarker:]))
+	if keyEnd > len(b)-u16Size {
+		return 0
+	}
+	end := keyEnd + u16Size + int(get16(b[keyEnd:]))
+	if end > len(b) {
+		return 0
+	}
+	key, val := b[offMarker+u16Size:keyEnd], b[keyEnd+u16Size:end]
+	// The usual marker, a log record: both strings plain ASCII.
+	if (asciiBits(key)|asciiBits(val))&asciiMask != 0 && (invalidUTFAt(key) >= 0 || invalidUTFAt(val) >= 0) {
+		return 0
+	}
+	return end
 }
 
 // minSequenced is the size of the smallest fixed-size sequenced message,

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -241,7 +243,7 @@ func FuzzEventView(f *testing.F) {
 		var want, got []SeqOff
 		var others []int
 		for x := NewEventView(data, d); x.Next(); {
-			if x.Sequenced() && x.Type() != MsgMarker {
+			if x.Sequenced() { // markers too
 				want = append(want, SeqOff{x.Seq(), uint32(x.Offset())})
 			} else {
 				others = append(others, x.Offset())
@@ -389,6 +391,7 @@ func TestEventViewLoad(t *testing.T) {
 }
 
 // TestAppendSequenced indexes a stream with AppendSequenced and with Next:
+// markers with the method events (one with a string not plain ASCII),
 // the same numbers at the same offsets, and the same other messages.
 func TestAppendSequenced(t *testing.T) {
 	for _, d := range []Dialect{{Version: Version1}, {Version: Version3}, {Version: Version4, Flavor: FlavorCodePulse}} {
@@ -400,7 +403,7 @@ func TestAppendSequenced(t *testing.T) {
 		var wantOther, gotOther []int
 		v := NewEventView(stream[:cut], d)
 		for v.Next() {
-			if v.Sequenced() && v.Type() != MsgMarker {
+			if v.Sequenced() { // markers too
 				want = append(want, SeqOff{v.Seq(), uint32(v.Offset()) + 100})
 			} else {
 				wantOther = append(wantOther, v.Offset())
@@ -417,6 +420,95 @@ func TestAppendSequenced(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotOther) != fmt.Sprint(wantOther) ||
 			!bytes.Equal(w.Rest(), v.Rest()) || w.Err() != v.Err() {
 			t.Fatalf("%v: got %v, others %v, rest %d\nwant %v, others %v, rest %d", d, got, gotOther, len(w.Rest()), want, wantOther, len(v.Rest()))
+		}
+	}
+}
+
+// julStream is what the JVM agent sends for java.util.logging records: a
+// run of markers "log:<logger>" = "<message>" from a few loggers, about
+// 1 MiB, and the number of markers in it.
+func julStream() ([]byte, int) {
+	loggers := []string{"log:bench.jul", "log:com.example.orders", "log:app"}
+	var b []byte
+	n := 0
+	for ; len(b) < 1<<20; n++ {
+		b = AppendMarker(b, int32(n/1000), int32(n), loggers[n%len(loggers)], fmt.Sprintf("benchmark record %d", n))
+	}
+	return b, n
+}
+
+// BenchmarkAppendSequencedMarkers indexes a run of log markers as HQ's
+// connection reader does: AppendSequenced, and what it stops at.
+func BenchmarkAppendSequencedMarkers(b *testing.B) {
+	stream, n := julStream()
+	d := Dialect{Version: Version1}
+	v := NewEventView(stream, d)
+	idx := make([]SeqOff, 0, n+1)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(stream)))
+	b.ResetTimer()
+	for range b.N {
+		v.Reset(stream)
+		idx = idx[:0]
+		for {
+			var ok bool
+			if idx, ok = v.AppendSequenced(idx, 0); !ok {
+				break
+			}
+			if v.Type() == MsgMarker {
+				idx = append(idx, SeqOff{v.Seq(), uint32(v.Offset())})
+			}
+		}
+		if len(idx) != n || v.Err() != nil {
+			b.Fatalf("%d markers, %v; want %d", len(idx), v.Err(), n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/marker")
+}
+
+// TestAppendSequencedMarkers indexes runs of markers cut at every byte,
+// with a marker whose value is not valid modified UTF-8 (a raw NUL, a
+// lone continuation byte) or not plain ASCII among them: the same index,
+// the same stop and the same error as reading with Next.
+func TestAppendSequencedMarkers(t *testing.T) {
+	d := Dialect{Version: Version1}
+	var stream []byte
+	stream = AppendMarker(stream, 1, 10, "log:a", "first record")
+	stream = AppendMethodEntry(stream, 1, 11, 3, 7)
+	stream = AppendMarker(stream, 1, 12, "log:bench.jul", "é, not ASCII")
+	stream = AppendMarker(stream, 1, 13, "", "")
+	stream = AppendMarker(stream, 2, 14, "log:a", "x")
+	for _, bad := range [][]byte{{'o', 'k', 0}, {0x80}, {'a', 0xC0}} {
+		// The value's bytes as they are, not encoded.
+		s := AppendMarker(slices.Clone(stream), 2, 15, "log:a", strings.Repeat("v", len(bad)))
+		copy(s[len(s)-len(bad):], bad)
+		s = AppendMarker(s, 2, 16, "log:a", "after")
+		for cut := 0; cut <= len(s); cut++ {
+			var want, got []SeqOff
+			v := NewEventView(s[:cut], d)
+			for v.Next() {
+				if v.Sequenced() {
+					want = append(want, SeqOff{v.Seq(), uint32(v.Offset()) + 7})
+				}
+			}
+			w := NewEventView(s[:cut], d)
+			for {
+				var ok bool
+				if got, ok = w.AppendSequenced(got, 7); !ok {
+					break
+				}
+				if w.Type() == MsgMarker {
+					t.Fatalf("cut %d: Next returned the marker at %d", cut, w.Offset())
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) || w.Offset() != v.Offset() || len(w.Rest()) != len(v.Rest()) ||
+				fmt.Sprint(w.Err()) != fmt.Sprint(v.Err()) {
+				t.Fatalf("%q cut at %d: got %v, at %d (%v); want %v, at %d (%v)", bad, cut, got, w.Offset(), w.Err(),
+					want, v.Offset(), v.Err())
+			}
+			if cut == len(s) && (len(got) != 5 || !errors.Is(w.Err(), ErrInvalidUTF)) {
+				t.Fatalf("%q: %d indexed, %v; want 5 and an invalid string", bad, len(got), w.Err())
+			}
 		}
 	}
 }
