@@ -231,7 +231,7 @@ func BenchmarkAppendSequenced(b *testing.B) {
 					n++
 				}
 				v := NewEventView(buf, d)
-				idx := make([]SeqOff, 0, n)
+				idx := make([]SeqOff, 0, n+1) // AppendSequenced grows a full index
 				b.SetBytes(int64(len(buf)))
 				b.ReportAllocs()
 				b.ResetTimer()
