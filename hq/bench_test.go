@@ -185,7 +185,9 @@ const processEvents = 8_000_000
 // agent process to HQ's report, the trace file closed: the agent's
 // recording, drain and encoder, the socket, HQ's parse, reorder, checks and
 // file writer are all inside it (and the process's start, a few ms). One
-// iteration is one run of processEvents events. hq-cpu-ns/event and
+// iteration is one run of processEvents events; start-ms/run is the time
+// from starting the agent process to its Hello at HQ, and hello-events/s
+// the rate without it. hq-cpu-ns/event and
 // agent-cpu-ns/event are each process's CPU time per event (getrusage),
 // which a busy machine changes far less than events/s; ceiling-events/s
 // is what they allow on two cores. hq-switches/run and hq-faults/run are
@@ -218,7 +220,7 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		}
 		c.Compression = comp
 	})
-	var busy time.Duration
+	var busy, startup time.Duration
 	var events, agentCPU int64
 	var fileSize, wire int64
 	b.ReportAllocs()
@@ -271,6 +273,7 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 			b.Fatalf("run: %s, %d events, %d gaps", rep.Result(), rep.Sequenced, rep.GapCount)
 		}
 		busy += took
+		startup += rep.Start.Sub(t0)
 		events += rep.Sequenced
 		if rep.TraceFile != "" {
 			b.StopTimer()
@@ -286,6 +289,10 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 	b.ReportMetric(float64(csw-csw0)/float64(b.N), "hq-switches/run")
 	b.ReportMetric(float64(flt-flt0)/float64(b.N), "hq-faults/run")
 	b.ReportMetric(float64(events)/busy.Seconds(), "events/s")
+	// The agent process's start, up to its Hello at HQ, is inside
+	// events/s; hello-events/s leaves it out.
+	b.ReportMetric(startup.Seconds()*1e3/float64(b.N), "start-ms/run")
+	b.ReportMetric(float64(events)/(busy-startup).Seconds(), "hello-events/s")
 	// CPU time per event of each process: what the run would need of a
 	// machine to itself, whatever else this one runs.
 	hqNs, agentNs := float64(hqCPU)/float64(events), float64(agentCPU)/float64(events)
