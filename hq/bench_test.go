@@ -158,6 +158,18 @@ func cpuTime() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+// switches returns the process's context switches so far, voluntary (a
+// thread waiting for work or for the kernel) and not, and its page faults
+// (memory touched for the first time, or again after the runtime gave it
+// back).
+func switches() (csw, faults int64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	return ru.Nvcsw + ru.Nivcsw, ru.Minflt + ru.Majflt
+}
+
 // ceilingCores is the number of cores BenchmarkIngestProcess's
 // ceiling-events/s is figured for: this machine's two.
 const ceilingCores = 2
@@ -173,10 +185,15 @@ const processEvents = 8_000_000
 // agent process to HQ's report, the trace file closed: the agent's
 // recording, drain and encoder, the socket, HQ's parse, reorder, checks and
 // file writer are all inside it (and the process's start, a few ms). One
-// iteration is one run of processEvents events. hq-cpu-ns/event and
+// iteration is one run of processEvents events; start-ms/run is the time
+// from starting the agent process to its Hello at HQ, and hello-events/s
+// the rate without it. hq-cpu-ns/event and
 // agent-cpu-ns/event are each process's CPU time per event (getrusage),
 // which a busy machine changes far less than events/s; ceiling-events/s
-// is what they allow on two cores.
+// is what they allow on two cores. hq-switches/run and hq-faults/run are
+// HQ's context switches (its goroutines waiting for each other, or
+// preempted) and page faults per run: the first run of a process faults its
+// buffers in, the later ones reuse them.
 func BenchmarkIngestProcess(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "e2eagent")
 	build := exec.Command("go", "build", "-o", bin, "./testdata/e2eagent")
@@ -203,12 +220,13 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		}
 		c.Compression = comp
 	})
-	var busy time.Duration
+	var busy, startup time.Duration
 	var events, agentCPU int64
 	var fileSize, wire int64
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
+	csw0, flt0 := switches()
 	for range b.N {
 		args := []string{"-events", fmt.Sprint(processEvents), "-g", "2"}
 		if p := os.Getenv("TADPOLE_BENCH_AGENT_PROFILE"); p != "" {
@@ -255,6 +273,7 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 			b.Fatalf("run: %s, %d events, %d gaps", rep.Result(), rep.Sequenced, rep.GapCount)
 		}
 		busy += took
+		startup += rep.Start.Sub(t0)
 		events += rep.Sequenced
 		if rep.TraceFile != "" {
 			b.StopTimer()
@@ -266,7 +285,14 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		}
 	}
 	hqCPU := cpuTime() - cpu0
+	csw, flt := switches()
+	b.ReportMetric(float64(csw-csw0)/float64(b.N), "hq-switches/run")
+	b.ReportMetric(float64(flt-flt0)/float64(b.N), "hq-faults/run")
 	b.ReportMetric(float64(events)/busy.Seconds(), "events/s")
+	// The agent process's start, up to its Hello at HQ, is inside
+	// events/s; hello-events/s leaves it out.
+	b.ReportMetric(startup.Seconds()*1e3/float64(b.N), "start-ms/run")
+	b.ReportMetric(float64(events)/(busy-startup).Seconds(), "hello-events/s")
 	// CPU time per event of each process: what the run would need of a
 	// machine to itself, whatever else this one runs.
 	hqNs, agentNs := float64(hqCPU)/float64(events), float64(agentCPU)/float64(events)

@@ -371,7 +371,12 @@ func (c *core) data(u *unit) {
 		c.enqueue(src, u.s, u.ev)
 	}
 	c.advance()
-	if c.held > c.cc.maxHeldEvents || c.heldBytes > c.cc.maxHeldBytes {
+	switch {
+	case c.held > c.cc.maxHeldEvents:
+		// (Not the buffers: a run reads into larger ones than its replay
+		// decodes into, and both must give the same reason.)
+		c.fail(fmt.Sprintf("gap at seq %d: waited for it while holding %d events", c.next, c.held))
+	case c.heldBytes > c.cc.maxHeldBytes:
 		c.fail(fmt.Sprintf("gap at seq %d: waited for it while holding %d events (%d MiB of buffers)",
 			c.next, c.held, c.heldBytes>>20))
 	}

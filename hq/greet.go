@@ -123,6 +123,12 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 		}
 	}
 	c := newCore(cc, procs, runHooks{r})
+	// A BlockProcessor may keep blocks, and with each its whole slab
+	// (BlockBufferSize); other runs read into big slabs.
+	r.readSize = bigSlabSize
+	if len(c.blks) > 0 {
+		r.readSize = slabSize
+	}
 	c.rep.RunID, c.rep.Agent, c.rep.Start = r.id, r.agent, r.start.Round(0)
 	c.rep.ProjectID, c.rep.HasProjectID = projectID, hasProj
 	if s.cfg.TraceDir != "" {

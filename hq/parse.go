@@ -129,6 +129,7 @@ type chunkParser struct {
 	d       bytefrog.Dialect
 	class   *[256]uint8
 	holders int32 // slab references each unit carries
+	size    int   // bytes of the slabs read into: slabSize unless set
 	s       *slab
 	r, w    int   // s.raw[r:w]: bytes of a message not yet complete
 	off     int64 // stream offset of s.raw[r]
@@ -138,7 +139,7 @@ type chunkParser struct {
 }
 
 func newChunkParser(d bytefrog.Dialect, holders int32) *chunkParser {
-	p := &chunkParser{d: d, class: dataClasses(d.Version), holders: holders}
+	p := &chunkParser{d: d, class: dataClasses(d.Version), holders: holders, size: slabSize}
 	p.v.Init(nil, d)
 	return p
 }
@@ -149,9 +150,9 @@ func newChunkParser(d bytefrog.Dialect, holders int32) *chunkParser {
 func (p *chunkParser) space() []byte {
 	switch {
 	case p.s == nil:
-		p.s, p.r, p.w = getSlab(), 0, 0
+		p.s, p.r, p.w = getSlabOf(p.size), 0, 0
 	case len(p.s.raw)-p.w < minRead:
-		ns := getSlab()
+		ns := getSlabOf(p.size)
 		k := copy(ns.raw, p.s.raw[p.r:p.w])
 		p.s.unref()
 		p.s, p.r, p.w = ns, 0, k

@@ -41,7 +41,9 @@ type Block struct {
 }
 
 // BlockBufferSize is the memory a retained Block keeps: its read buffer,
-// shared with the other blocks of that buffer.
+// shared with the other blocks of that buffer. (A run with a
+// BlockProcessor reads into buffers of this size; others, into larger
+// ones.)
 const BlockBufferSize = slabSize
 
 // Len returns the number of events in b.

@@ -53,7 +53,7 @@ type reorder struct {
 // hold notes one more queue entry keeping s.
 func (o *reorder) hold(s *slab) {
 	if s.held == 0 {
-		o.heldBytes += slabSize
+		o.heldBytes += int64(len(s.raw))
 	}
 	s.held++
 }
@@ -62,7 +62,7 @@ func (o *reorder) hold(s *slab) {
 // hold the core lets go of s: the recent markers that lie in it are copied.
 func (o *reorder) release(s *slab) {
 	if s.held--; s.held == 0 {
-		o.heldBytes -= slabSize
+		o.heldBytes -= int64(len(s.raw))
 		o.c.st.keep(s)
 	}
 	s.unref()

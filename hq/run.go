@@ -16,7 +16,7 @@ import (
 
 // Queue sizes and timeouts of a run's connections.
 const (
-	runQueue      = 64              // units waiting for the core
+	runQueue      = 16              // units waiting for the core: up to 16 big slabs
 	ctlQueue      = 64              // messages waiting for the control writer
 	ctlReadSize   = 4 << 10         // control connection read buffer
 	writeTimeout  = 5 * time.Second // per message HQ writes
@@ -38,6 +38,7 @@ type Run struct {
 	dialect   bytefrog.Dialect
 	ctl       net.Conn
 	holders   int32 // slab references per data unit: core, plus the trace writer
+	readSize  int   // bytes of the data connections' read buffers (slab.go)
 	tw        *traceWriter
 
 	in          chan unit     // to the core
@@ -514,6 +515,7 @@ func (r *Run) readData(conn net.Conn, idx uint16) {
 		return
 	}
 	p := newChunkParser(r.dialect, r.holders)
+	p.size = r.readSize
 	defer p.close()
 	for {
 		n, err := conn.Read(p.space())

@@ -57,7 +57,7 @@ const (
 	recHeaderSize = u8Size + u16Size + i32Size + i32Size
 
 	// MaxTraceRecord caps a record's length in a trace file: bytes
-	// received come in reads of at most slabSize, and a sent Configuration
+	// received come in reads of at most bigSlabSize, and a sent Configuration
 	// is capped by MaxConfigSize.
 	MaxTraceRecord = 64 << 20
 )
@@ -175,8 +175,10 @@ type traceWriter struct {
 }
 
 const (
-	// traceQueue is how many units may wait for the trace writer.
-	traceQueue = 64
+	// traceQueue is how many units may wait for the trace writer: with
+	// runQueue, up to 32 MiB of big slabs a run (16 and 64 gave the same
+	// rates).
+	traceQueue = 16
 	// traceWindow is the zstd window: with WithLowerEncoderMem the encoder
 	// shifts its history every block, so a small window is markedly
 	// faster, and event streams gain little from distant matches.

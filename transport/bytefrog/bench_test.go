@@ -2,7 +2,9 @@ package bytefrog
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"syscall"
 	"testing"
 )
 
@@ -206,3 +208,61 @@ func BenchmarkUTF(b *testing.B) {
 }
 
 var benchString string
+
+// BenchmarkAppendSequenced indexes 256 KiB of entries and exits, as a data
+// connection's reader does with each read: "nested" is the ingest
+// benchmark's agent (calls two deep, a fixed pattern), "random" mixes
+// entries and exits at random, which no branch predictor learns.
+func BenchmarkAppendSequenced(b *testing.B) {
+	for _, d := range []Dialect{{Version: Version1}, {Version: Version1, Flavor: FlavorCodePulse}} {
+		for _, traffic := range []string{"nested", "random"} {
+			b.Run(fmt.Sprintf("%v/%s", d.Flavor, traffic), func(b *testing.B) {
+				var buf []byte
+				pattern := []bool{true, true, false, true, true, false, false, false} // entry?
+				rnd := uint64(7)
+				n := 0
+				for seq := int32(0); len(buf) < 256<<10; seq++ {
+					entry := pattern[seq%8]
+					if traffic == "random" {
+						rnd = rnd*6364136223846793005 + 1442695040888963407
+						entry = rnd>>63 == 0
+					}
+					switch {
+					case entry:
+						buf = AppendMethodEntry(buf, seq, seq, int32(seq%300), 20)
+					case d.Flavor == FlavorCodePulse:
+						buf = AppendMethodExitCodePulse(buf, seq, seq, int32(seq%300), false, 20)
+					default:
+						buf = AppendMethodExit(buf, seq, seq, int32(seq%300), 0, 20)
+					}
+					n++
+				}
+				v := NewEventView(buf, d)
+				idx := make([]SeqOff, 0, n+1) // AppendSequenced grows a full index
+				b.SetBytes(int64(len(buf)))
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				for range b.N {
+					v.Reset(buf)
+					var ok bool
+					if idx, ok = v.AppendSequenced(idx[:0], 0); ok || len(idx) != n {
+						b.Fatalf("indexed %d of %d events", len(idx), n)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/event")
+			})
+		}
+	}
+}
+
+// cpuTime is the process's user and system CPU time in nanoseconds: on a
+// busy machine it moves far less than the wall time.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
