@@ -140,7 +140,17 @@ func started(t testing.TB, srv *hq.Server) (*hqtest.Agent, *hq.Run, int) {
 // data connection i, all at once, then shuts down; it returns the report.
 func sendAll(t testing.TB, srv *hq.Server, version uint8, per [][]byte) *hq.Report {
 	t.Helper()
-	a := dial(t, srv, version)
+	return sendAllAt(t, srv, srv.Addr(), version, per)
+}
+
+// sendAllAt is sendAll through srv's listening address addr.
+func sendAllAt(t testing.TB, srv *hq.Server, addr string, version uint8, per [][]byte) *hq.Report {
+	t.Helper()
+	a, err := hqtest.Dial(addr, version, bytefrog.FlavorBytefrog)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(a.Close)
 	expect(t, a, bytefrog.MsgStart)
 	run := nextRun(t, srv)
 	for range per {

@@ -38,6 +38,7 @@ type Server struct {
 	queueCh  chan struct{} // closed and replaced when a run is queued
 	greeting map[net.Conn]struct{}
 	closing  bool
+	serving  bool // Serve began: Listen's new sockets are served at once
 	fileSeq  int
 
 	closed     chan struct{} // closed when Shutdown or Close begins
@@ -105,6 +106,10 @@ func (s *Server) Listen(addr string) error {
 		return ErrClosed
 	}
 	s.lns = append(s.lns, ln)
+	if s.serving {
+		s.wg.Add(1)
+		go s.acceptMore(ln)
+	}
 	return nil
 }
 
@@ -147,15 +152,19 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// Serve accepts connections on every socket opened by Listen until
-// Shutdown or Close, which make it return ErrClosed. It returns an accept
-// error of the first socket; those of the others are logged and end only
-// their own accepting.
+// Serve accepts connections on every socket opened by Listen, before or
+// after it began, until Shutdown or Close, which make it return ErrClosed.
+// It returns an accept error of the first socket; those of the others are
+// logged and end only their own accepting.
 func (s *Server) Serve() error {
 	s.mu.Lock()
 	lns := s.lns
-	if len(lns) > 0 && !s.closing {
+	if len(lns) > 0 && !s.closing && !s.serving {
 		s.wg.Add(len(lns))
+		s.serving = true
+	} else if s.serving {
+		s.mu.Unlock()
+		return fmt.Errorf("hq: Serve called twice")
 	}
 	closing := s.closing
 	s.mu.Unlock()
@@ -170,13 +179,17 @@ func (s *Server) Serve() error {
 		go s.healthLoop()
 	})
 	for _, ln := range lns[1:] {
-		go func() {
-			if err := s.accept(ln); !errors.Is(err, ErrClosed) {
-				s.log.Error("accept", "addr", bytefrog.AddrOf(ln.Addr()), "err", err)
-			}
-		}()
+		go s.acceptMore(ln)
 	}
 	return s.accept(lns[0])
+}
+
+// acceptMore is accept for a socket other than the first: its error is
+// logged.
+func (s *Server) acceptMore(ln net.Listener) {
+	if err := s.accept(ln); !errors.Is(err, ErrClosed) {
+		s.log.Error("accept", "addr", bytefrog.AddrOf(ln.Addr()), "err", err)
+	}
 }
 
 // accept is one socket's accept loop; it returns ErrClosed once the server
