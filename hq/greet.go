@@ -233,7 +233,22 @@ func remoteName(conn net.Conn) string {
 	}
 	where := bytefrog.AddrOf(conn.LocalAddr())
 	if pid, uid, ok := peerCred(conn); ok {
-		return fmt.Sprintf("pid %d uid %d on %s", pid, uid, where)
+		return fmt.Sprintf(unixAgentFormat, pid, uid, where)
 	}
 	return where
+}
+
+// unixAgentFormat names an agent connected through a Unix socket.
+const unixAgentFormat = "pid %d uid %d on %s"
+
+// AgentPID returns the process id in a run's agent name (Run.Agent,
+// Report.Agent, TraceHeader.Agent) when the agent came through a Unix
+// socket and the kernel told its process; ok is false otherwise (TCP).
+func AgentPID(agent string) (pid int, ok bool) {
+	var uid int
+	var where string
+	if n, _ := fmt.Sscanf(agent, unixAgentFormat, &pid, &uid, &where); n != 3 || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
 }

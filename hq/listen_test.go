@@ -279,6 +279,28 @@ func TestUnixAgentProcess(t *testing.T) {
 			if want := fmt.Sprintf("pid %d uid %d on unix:%s", cmd.Process.Pid, os.Geteuid(), path); rep.Agent != want {
 				t.Errorf("agent %q; want %q", rep.Agent, want)
 			}
+			if pid, ok := hq.AgentPID(rep.Agent); !ok || pid != cmd.Process.Pid {
+				t.Errorf("AgentPID(%q) = %d, %v; want %d", rep.Agent, pid, ok, cmd.Process.Pid)
+			}
 		})
+	}
+}
+
+func TestAgentPID(t *testing.T) {
+	for _, tc := range []struct {
+		agent string
+		pid   int
+		ok    bool
+	}{
+		{"pid 4242 uid 1000 on unix:/run/tadpole/hq.sock", 4242, true},
+		{"pid 7 uid 0 on unix:@hq", 7, true},
+		{"127.0.0.1:40462", 0, false},
+		{"unix:/run/hq.sock", 0, false},
+		{"pid x uid 0 on unix:@hq", 0, false},
+		{"", 0, false},
+	} {
+		if pid, ok := hq.AgentPID(tc.agent); pid != tc.pid || ok != tc.ok {
+			t.Errorf("AgentPID(%q) = %d, %v; want %d, %v", tc.agent, pid, ok, tc.pid, tc.ok)
+		}
 	}
 }
