@@ -98,6 +98,13 @@ func newSession(cfg Config, log *logger) *session {
 	return s
 }
 
+// unixSendBuffer is the send buffer asked for on a Unix socket to HQ: the
+// default (net.core.wmem_default, 208 KiB on most systems) holds three of
+// the agent's 64 KiB send buffers, so that a data writer waits for HQ's
+// reader, and the two wake each other, every few buffers; TCP's grows by
+// itself to megabytes. The kernel caps it at net.core.wmem_max.
+const unixSendBuffer = 1 << 20
+
 // dial connects to HQ. With once > 0 it makes a single attempt bounded by
 // once; otherwise it retries until the connect timeout.
 func (s *session) dial(ctx context.Context, once time.Duration) (net.Conn, error) {
@@ -116,8 +123,11 @@ func (s *session) dial(ctx context.Context, once time.Duration) (net.Conn, error
 	for {
 		c, err := d.DialContext(ctx, addr.Net, addr.Addr)
 		if err == nil {
-			if tc, ok := c.(*net.TCPConn); ok {
-				tc.SetNoDelay(true)
+			switch c := c.(type) {
+			case *net.TCPConn:
+				c.SetNoDelay(true)
+			case *net.UnixConn:
+				c.SetWriteBuffer(unixSendBuffer)
 			}
 			return c, nil
 		}

@@ -202,3 +202,36 @@ func TestDialUnixErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestUnixSendBuffer: a Unix socket to HQ gets unixSendBuffer bytes of
+// send buffer (the kernel doubles what it is asked, up to twice
+// net.core.wmem_max).
+func TestUnixSendBuffer(t *testing.T) {
+	path := filepath.Join(sockDir(t), "hq.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	log, _ := newLogger("none", LevelOff)
+	c, err := newSession(testConfig("unix:"+path), log).dial(context.Background(), firstDial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	want := 2 * unixSendBuffer
+	if b, err := os.ReadFile("/proc/sys/net/core/wmem_max"); err == nil {
+		var max int
+		fmt.Sscan(string(b), &max)
+		want = 2 * min(unixSendBuffer, max)
+	}
+	rc, err := c.(*net.UnixConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	rc.Control(func(fd uintptr) { got, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF) })
+	if err != nil || got != want {
+		t.Errorf("SO_SNDBUF %d, %v; want %d", got, err, want)
+	}
+}
