@@ -86,8 +86,8 @@ func New(cfg *Config) (*Server, error) {
 // Listen opens a listening socket on addr, an HQ address as agents name it
 // (bytefrog.ParseAddr): host:port for TCP ("127.0.0.1:0" picks a port),
 // unix:/path for a Unix-domain socket file, @name or unix:@name for one in
-// Linux's abstract namespace. Each call adds a socket; Serve serves those
-// opened before it. A socket file left by an HQ that ended (nothing
+// Linux's abstract namespace. Each call adds a socket, which Serve serves
+// whether it was opened before or after Serve began. A socket file left by an HQ that ended (nothing
 // listens on it) is replaced; any other file in the way is an error. HQ
 // removes its socket file when it closes.
 func (s *Server) Listen(addr string) error {
