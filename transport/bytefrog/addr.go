@@ -55,10 +55,24 @@ func ParseAddr(s string) (Addr, error) {
 		return unixAddr(s, s)
 	}
 	rest, _ := strings.CutPrefix(s, tcpPrefix)
-	if _, port, err := net.SplitHostPort(rest); err != nil || port == "" {
+	host, port, err := net.SplitHostPort(rest)
+	if err != nil || !validPort(port) || strings.HasPrefix(host, abstractMark) || strings.HasPrefix(rest, unixPrefix) {
 		return Addr{}, fmt.Errorf("%w %q: want host:port, unix:/path or @name", ErrBadAddr, s)
 	}
 	return Addr{Net: NetTCP, Addr: rest}, nil
+}
+
+// validPort accepts a port number or a service name (letters, digits, '-').
+func validPort(p string) bool {
+	if p == "" {
+		return false
+	}
+	for _, c := range p {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func unixAddr(s, path string) (Addr, error) {

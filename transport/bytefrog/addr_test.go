@@ -41,7 +41,8 @@ func TestParseAddr(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "8765", "127.0.0.1", "127.0.0.1:", "unix:", "unix:@", "@", "tcp:", "tcp:/x",
-		"unix:" + long, "@" + long, "unix:/a\x00b", "/run/hq.sock"} {
+		"unix:" + long, "@" + long, "unix:/a\x00b", "/run/hq.sock",
+		"tcp:unix:/x", "tcp:@a:1", "h:/x", "h:1 2"} {
 		if a, err := ParseAddr(in); !errors.Is(err, ErrBadAddr) {
 			t.Errorf("ParseAddr(%q) = %+v, %v; want ErrBadAddr", in, a, err)
 		}
@@ -62,4 +63,27 @@ func TestAddrOf(t *testing.T) {
 			t.Errorf("AddrOf(%v) = %q; want %q", tc.a, got, tc.want)
 		}
 	}
+}
+
+// FuzzParseAddr: any string parses or is refused with ErrBadAddr; a parsed
+// address prints to a string that parses to the same address.
+func FuzzParseAddr(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:8765", "[::1]:0", "tcp:h:1", "unix:/run/hq.sock", "@hq", "unix:@hq", "unix:", "@", "x", "tcp:unix:/x", "tcp:@a:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAddr(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadAddr) {
+				t.Fatalf("ParseAddr(%q): %v is no ErrBadAddr", s, err)
+			}
+			return
+		}
+		if a.Net != NetTCP && a.Net != NetUnix || a.Net == NetUnix && len(a.Addr) > MaxUnixPath {
+			t.Fatalf("ParseAddr(%q) = %+v", s, a)
+		}
+		if b, err := ParseAddr(a.String()); err != nil || b != a {
+			t.Fatalf("ParseAddr(%q) = %+v; its String %q parses to %+v, %v", s, a, a.String(), b, err)
+		}
+	})
 }
