@@ -18,6 +18,9 @@ func TestParseOptions(t *testing.T) {
 	}{
 		{"hq=127.0.0.1:8765", func(c Config) bool { return c.HQ == "127.0.0.1:8765" }},
 		{"hq=h:1, connect_timeout=250ms", func(c Config) bool { return c.ConnectTimeout == 250*time.Millisecond }},
+		{"hq=unix:/run/tadpole/hq.sock", func(c Config) bool { return c.HQ == "unix:/run/tadpole/hq.sock" }},
+		{"hq=@tadpole-hq,data_connections=2", func(c Config) bool { return c.HQ == "@tadpole-hq" && c.DataConnections == 2 }},
+		{"hq=", func(c Config) bool { return c.HQ == "" }},
 		{"connect-timeout=3", func(c Config) bool { return c.ConnectTimeout == 3*time.Second }},
 		{"protocol=2,flavor=codepulse", func(c Config) bool { return c.Version == 2 && c.Flavor == bytefrog.FlavorCodePulse }},
 		{"protocol=4,project_id=42", func(c Config) bool { return c.ProjectID == 42 }},
@@ -64,7 +67,11 @@ func TestParseOptionsErrors(t *testing.T) {
 		names []string
 	}{
 		{"bogus=1", ErrUnknownOption, []string{"bogus"}},
-		{"hq=x,colour=red,protocol=9", ErrUnknownOption, []string{"colour", "protocol"}},
+		{"hq=x:1,colour=red,protocol=9", ErrUnknownOption, []string{"colour", "protocol"}},
+		{"hq=x", ErrBadOption, []string{"hq", "host:port, unix:/path or @name"}},
+		{"hq=/run/hq.sock", ErrBadOption, []string{"hq", "unix:/path"}},
+		{"hq=unix:", ErrBadOption, []string{"hq", "no socket path"}},
+		{"hq=unix:/" + strings.Repeat("x", 200), ErrBadOption, []string{"hq", "at most 107 bytes"}},
 		{"protocol=9", ErrBadOption, []string{"protocol"}},
 		{"flavor=java", ErrBadOption, []string{"flavor"}},
 		{"connect_timeout=soon", ErrBadOption, []string{"connect_timeout"}},

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"syscall"
+
+	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
 
 // ConnError is a failure to reach HQ or to agree with it on a connection
@@ -41,7 +45,8 @@ func connError(op, addr string, err error) *ConnError {
 // host. Refused, reset and unreachable connections, timeouts and early
 // closes may pass.
 func fatalCause(err error) bool {
-	if errors.Is(err, ErrRejected) && !transient(err) || errors.Is(err, ErrProtocol) || errors.Is(err, ErrBadOption) {
+	if errors.Is(err, ErrRejected) && !transient(err) || errors.Is(err, ErrProtocol) || errors.Is(err, ErrBadOption) ||
+		errors.Is(err, bytefrog.ErrBadAddr) || errors.Is(err, errNoAccess) {
 		return true
 	}
 	var addr *net.AddrError
@@ -55,6 +60,29 @@ func fatalCause(err error) bool {
 		return dns.IsNotFound
 	}
 	return false
+}
+
+// errNoAccess marks a Unix socket the agent's user may not connect to:
+// the same user will not get in by trying again.
+var errNoAccess = errors.New("permission denied")
+
+// dialErr explains a failed dial of a Unix socket: no socket file yet
+// (HQ not started, or started elsewhere; may pass), a file no HQ listens
+// on any more (may pass), or no permission (fatal). TCP errors are kept.
+func dialErr(a bytefrog.Addr, err error) error {
+	if a.Net != bytefrog.NetUnix {
+		return err
+	}
+	switch {
+	case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("%w: user %d may not connect to the socket %s (it needs write permission on the socket "+
+			"file and search permission on its directories): %w", errNoAccess, os.Geteuid(), a.Addr, err)
+	case errors.Is(err, syscall.ENOENT):
+		return fmt.Errorf("no socket %s: is HQ listening there (tadpole-hq -listen %s)? %w", a.Addr, a, err)
+	case errors.Is(err, syscall.ECONNREFUSED) && !a.Abstract():
+		return fmt.Errorf("no HQ listens on the socket file %s (left by an HQ that ended?): %w", a.Addr, err)
+	}
+	return err
 }
 
 // transient reports whether err comes from the network rather than from

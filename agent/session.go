@@ -98,9 +98,20 @@ func newSession(cfg Config, log *logger) *session {
 	return s
 }
 
+// unixSendBuffer is the send buffer asked for on a Unix socket to HQ: the
+// default (net.core.wmem_default, 208 KiB on most systems) holds three of
+// the agent's 64 KiB send buffers, so that a data writer waits for HQ's
+// reader, and the two wake each other, every few buffers; TCP's grows by
+// itself to megabytes. The kernel caps it at net.core.wmem_max.
+const unixSendBuffer = 1 << 20
+
 // dial connects to HQ. With once > 0 it makes a single attempt bounded by
 // once; otherwise it retries until the connect timeout.
 func (s *session) dial(ctx context.Context, once time.Duration) (net.Conn, error) {
+	addr, err := bytefrog.ParseAddr(s.cfg.HQ)
+	if err != nil {
+		return nil, connError("dial", s.cfg.HQ, fmt.Errorf("%w at %s: %w", ErrNoHQ, s.cfg.HQ, err))
+	}
 	bound := s.cfg.ConnectTimeout
 	if once > 0 {
 		bound = once
@@ -110,16 +121,19 @@ func (s *session) dial(ctx context.Context, once time.Duration) (net.Conn, error
 	var d net.Dialer
 	var last error
 	for {
-		c, err := d.DialContext(ctx, "tcp", s.cfg.HQ)
+		c, err := d.DialContext(ctx, addr.Net, addr.Addr)
 		if err == nil {
-			if tc, ok := c.(*net.TCPConn); ok {
-				tc.SetNoDelay(true)
+			switch c := c.(type) {
+			case *net.TCPConn:
+				c.SetNoDelay(true)
+			case *net.UnixConn:
+				c.SetWriteBuffer(unixSendBuffer)
 			}
 			return c, nil
 		}
-		last = err
-		if once > 0 {
-			return nil, connError("dial", s.cfg.HQ, fmt.Errorf("%w at %s: %w", ErrNoHQ, s.cfg.HQ, err))
+		last = dialErr(addr, err)
+		if once > 0 || fatalCause(last) {
+			return nil, connError("dial", s.cfg.HQ, fmt.Errorf("%w at %s: %w", ErrNoHQ, s.cfg.HQ, last))
 		}
 		t := s.clk.NewTimer(250 * time.Millisecond)
 		select {
@@ -645,7 +659,7 @@ func (s *session) stop(ctx context.Context) error {
 }
 
 func closeWrite(c net.Conn) {
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.CloseWrite()
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite() // TCP's FIN, or a Unix socket's shutdown(SHUT_WR)
 	}
 }

@@ -179,7 +179,8 @@ const processEvents = 8_000_000
 
 // BenchmarkIngestProcess measures ingest end to end: an agent process
 // (testdata/e2eagent, the Go agent recording nested calls from 2
-// goroutines) sends its events over loopback to HQ in this process, which
+// goroutines) sends its events over loopback TCP (net=tcp) or a Unix-domain
+// socket (net=unix) to HQ in this process, which
 // reorders, checks and writes them (file: the trace file's layout, nofile:
 // none). events/s is the run's events over the time from starting the
 // agent process to HQ's report, the trace file closed: the agent's
@@ -202,13 +203,25 @@ func BenchmarkIngestProcess(b *testing.B) {
 	}
 	for _, file := range []string{"columns", "s2", "nofile"} {
 		for _, k := range []int{1, 2} {
-			b.Run(fmt.Sprintf("conns=%d/%s", k, file), func(b *testing.B) { benchProcess(b, bin, k, file) })
+			for _, network := range []string{"tcp", "unix"} {
+				b.Run(fmt.Sprintf("conns=%d/%s/net=%s", k, file, network), func(b *testing.B) { benchProcess(b, bin, k, file, network) })
+			}
 		}
 	}
 }
 
-func benchProcess(b *testing.B, bin string, k int, file string) {
+// benchProcess runs BenchmarkIngestProcess's runs: the agent reaches HQ
+// over network, loopback TCP or a Unix-domain socket (hq=unix:/path).
+func benchProcess(b *testing.B, bin string, k int, file, network string) {
 	srv := start(b, func(c *hq.Config) {
+		if network == "unix" {
+			dir, err := os.MkdirTemp("", "hqbench") // b.TempDir's path can outgrow sun_path
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { os.RemoveAll(dir) })
+			c.Listen = "unix:" + filepath.Join(dir, "hq.sock")
+		}
 		c.Agent.NumDataSenders = int32(k)
 		if file == "nofile" {
 			c.TraceDir = ""
@@ -221,7 +234,7 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		c.Compression = comp
 	})
 	var busy, startup time.Duration
-	var events, agentCPU int64
+	var events, agentCPU, agentCsw, agentSys int64
 	var fileSize, wire int64
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -268,6 +281,8 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 		}
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			agentCPU += ru.Utime.Nano() + ru.Stime.Nano()
+			agentCsw += ru.Nvcsw + ru.Nivcsw
+			agentSys += ru.Stime.Nano()
 		}
 		if !rep.OK || rep.GapCount != 0 || rep.Sequenced < processEvents*9/10 {
 			b.Fatalf("run: %s, %d events, %d gaps", rep.Result(), rep.Sequenced, rep.GapCount)
@@ -298,6 +313,10 @@ func benchProcess(b *testing.B, bin string, k int, file string) {
 	hqNs, agentNs := float64(hqCPU)/float64(events), float64(agentCPU)/float64(events)
 	b.ReportMetric(hqNs, "hq-cpu-ns/event")
 	b.ReportMetric(agentNs, "agent-cpu-ns/event")
+	// The agent's kernel time (its socket writes, mostly) and its context
+	// switches: what the transport (net=) changes.
+	b.ReportMetric(float64(agentSys)/float64(events), "agent-sys-ns/event")
+	b.ReportMetric(float64(agentCsw)/float64(b.N), "agent-ctxsw/run")
 	// What the two CPU figures allow on a machine of ceilingCores cores
 	// to itself, every stage overlapped: the rate the whole path cannot
 	// beat however the work is spread over the cores.

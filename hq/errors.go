@@ -22,4 +22,10 @@ var (
 	ErrTraceTooLarge = errors.New("hq: trace record too large")
 	// ErrNotListening: Serve or Addr was called before Listen.
 	ErrNotListening = errors.New("hq: not listening")
+	// ErrAddrInUse: Listen's address is taken: another process listens
+	// on the port or the Unix socket, or a file that is not a socket is
+	// in the way.
+	ErrAddrInUse = errors.New("hq: address in use")
+	// ErrNoAccess: HQ's user may not create the Unix socket there.
+	ErrNoAccess = errors.New("hq: permission denied")
 )

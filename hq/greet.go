@@ -2,6 +2,7 @@ package hq
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -36,7 +37,7 @@ func (s *Server) greet(conn net.Conn) {
 			conn.Close()
 		}
 	}()
-	remote := conn.RemoteAddr().String()
+	remote := remoteName(conn)
 	conn.SetReadDeadline(time.Now().Add(s.cfg.GreetTimeout))
 	var b [bytefrog.ProjectHelloSize]byte
 	if _, err := io.ReadFull(conn, b[:greetPrefixSize]); err != nil {
@@ -62,7 +63,7 @@ func (s *Server) greet(conn net.Conn) {
 
 // reject sends Error(msg) and closes the connection.
 func (s *Server) reject(conn net.Conn, msg string) {
-	s.log.Info("connection rejected", "remote", conn.RemoteAddr().String(), "why", msg)
+	s.log.Info("connection rejected", "remote", remoteName(conn), "why", msg)
 	conn.SetWriteDeadline(time.Now().Add(rejectWriteWindow))
 	conn.Write(bytefrog.AppendError(nil, msg))
 	lingerClose(conn, rejectWriteWindow)
@@ -93,7 +94,7 @@ func (s *Server) hello(conn net.Conn, version uint8, hasProj bool, projectID int
 	}
 	conn.SetReadDeadline(time.Time{})
 	r := &Run{
-		srv: s, cfg: s.cfg, agent: conn.RemoteAddr().String(), version: version,
+		srv: s, cfg: s.cfg, agent: remoteName(conn), version: version,
 		hasProj: hasProj, projectID: projectID, start: s.cfg.Now(), ctl: conn,
 		dialect: bytefrog.Dialect{Version: version, Flavor: s.cfg.Flavor, MaxConfigSize: s.cfg.MaxConfigSize},
 		holders: 1, life: bytefrog.NewLifecycle(),
@@ -191,28 +192,69 @@ func (s *Server) dataHello(conn net.Conn, runID uint8) {
 	}
 	// Agents open every connection from one host; a data connection from
 	// elsewhere could only disturb another agent's trace.
-	if !sameHost(conn.RemoteAddr(), r.ctl.RemoteAddr()) {
-		r.log.Warn("data connection from another host refused", "remote", conn.RemoteAddr().String())
+	if !sameAgent(conn, r.ctl) {
+		r.log.Warn("data connection from another host or process refused", "remote", remoteName(conn))
 		s.reject(conn, msgNoAssociation)
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
 	idx, err := r.addData(conn)
 	if err != nil {
-		r.log.Info("data connection refused", "remote", conn.RemoteAddr().String(), "err", err)
+		r.log.Info("data connection refused", "remote", remoteName(conn), "err", err)
 		s.reject(conn, msgNoAssociation)
 		return
 	}
 	s.mu.Lock()
 	delete(s.greeting, conn)
 	s.mu.Unlock()
-	r.log.Debug("data connection", "index", idx, "remote", conn.RemoteAddr().String())
+	r.log.Debug("data connection", "index", idx, "remote", remoteName(conn))
 	r.readData(conn, idx)
 }
 
-// sameHost reports whether two TCP addresses have the same IP.
-func sameHost(a, b net.Addr) bool {
-	ta, ok1 := a.(*net.TCPAddr)
-	tb, ok2 := b.(*net.TCPAddr)
-	return ok1 && ok2 && ta.IP.Equal(tb.IP)
+// sameAgent reports whether a data connection can belong to the agent of
+// a control connection: over TCP, both come from the same IP; over Unix
+// sockets, from the same process where the kernel tells (SO_PEERCRED).
+func sameAgent(data, ctl net.Conn) bool {
+	if ta, ok := data.RemoteAddr().(*net.TCPAddr); ok {
+		tb, ok := ctl.RemoteAddr().(*net.TCPAddr)
+		return ok && ta.IP.Equal(tb.IP)
+	}
+	if _, ok := data.RemoteAddr().(*net.UnixAddr); !ok {
+		return false
+	}
+	if _, ok := ctl.RemoteAddr().(*net.UnixAddr); !ok {
+		return false
+	}
+	dp, _, ok1 := peerCred(data)
+	cp, _, ok2 := peerCred(ctl)
+	return ok1 == ok2 && dp == cp
+}
+
+// remoteName names the agent's end of conn: its TCP address, or for a
+// Unix-domain connection (whose client end has no name) the peer process
+// and the socket it came through: "pid 4242 uid 1000 on unix:/run/hq.sock".
+func remoteName(conn net.Conn) string {
+	if _, ok := conn.RemoteAddr().(*net.UnixAddr); !ok {
+		return conn.RemoteAddr().String()
+	}
+	where := bytefrog.AddrOf(conn.LocalAddr())
+	if pid, uid, ok := peerCred(conn); ok {
+		return fmt.Sprintf(unixAgentFormat, pid, uid, where)
+	}
+	return where
+}
+
+// unixAgentFormat names an agent connected through a Unix socket.
+const unixAgentFormat = "pid %d uid %d on %s"
+
+// AgentPID returns the process id in a run's agent name (Run.Agent,
+// Report.Agent, TraceHeader.Agent) when the agent came through a Unix
+// socket and the kernel told its process; ok is false otherwise (TCP).
+func AgentPID(agent string) (pid int, ok bool) {
+	var uid int
+	var where string
+	if n, _ := fmt.Sscanf(agent, unixAgentFormat, &pid, &uid, &where); n != 3 || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
 }

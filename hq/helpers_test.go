@@ -38,14 +38,16 @@ func (l *testLog) stop() {
 	l.mu.Unlock()
 }
 
-// start runs a server on a loopback port with a fast heartbeat and a trace
-// directory; mod changes the configuration first. Cleanup closes the
+// start runs a server on a loopback port (or at the cfg.Listen mod sets)
+// with a fast heartbeat and a trace directory; mod changes the
+// configuration first. Cleanup closes the
 // server and checks that no HQ goroutine is left.
 func start(t testing.TB, mod func(*hq.Config)) *hq.Server {
 	t.Helper()
 	cfg := hq.DefaultConfig()
 	cfg.Agent.HeartbeatInterval = 100
 	cfg.TraceDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
 	lw := &testLog{t: t}
 	var w io.Writer = lw
 	if _, ok := t.(*testing.B); ok {
@@ -59,7 +61,7 @@ func start(t testing.TB, mod func(*hq.Config)) *hq.Server {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	if err := srv.Listen("127.0.0.1:0"); err != nil {
+	if err := srv.Listen(cfg.Listen); err != nil {
 		t.Fatalf("Listen: %v", err)
 	}
 	served := make(chan error, 1)
@@ -138,7 +140,17 @@ func started(t testing.TB, srv *hq.Server) (*hqtest.Agent, *hq.Run, int) {
 // data connection i, all at once, then shuts down; it returns the report.
 func sendAll(t testing.TB, srv *hq.Server, version uint8, per [][]byte) *hq.Report {
 	t.Helper()
-	a := dial(t, srv, version)
+	return sendAllAt(t, srv, srv.Addr(), version, per)
+}
+
+// sendAllAt is sendAll through srv's listening address addr.
+func sendAllAt(t testing.TB, srv *hq.Server, addr string, version uint8, per [][]byte) *hq.Report {
+	t.Helper()
+	a, err := hqtest.Dial(addr, version, bytefrog.FlavorBytefrog)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(a.Close)
 	expect(t, a, bytefrog.MsgStart)
 	run := nextRun(t, srv)
 	for range per {

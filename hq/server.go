@@ -30,7 +30,7 @@ type Server struct {
 	script []Step
 
 	mu       sync.Mutex
-	ln       net.Listener
+	lns      []net.Listener
 	live     [maxRunIDs]*Run
 	lastID   uint8
 	regCh    chan struct{} // closed and replaced when a run registers
@@ -38,6 +38,7 @@ type Server struct {
 	queueCh  chan struct{} // closed and replaced when a run is queued
 	greeting map[net.Conn]struct{}
 	closing  bool
+	serving  bool // Serve began: Listen's new sockets are served at once
 	fileSeq  int
 
 	closed     chan struct{} // closed when Shutdown or Close begins
@@ -82,9 +83,19 @@ func New(cfg *Config) (*Server, error) {
 	}, nil
 }
 
-// Listen opens the listening socket on addr ("127.0.0.1:0" picks a port).
+// Listen opens a listening socket on addr, an HQ address as agents name it
+// (bytefrog.ParseAddr): host:port for TCP ("127.0.0.1:0" picks a port),
+// unix:/path for a Unix-domain socket file, @name or unix:@name for one in
+// Linux's abstract namespace. Each call adds a socket, which Serve serves
+// whether it was opened before or after Serve began. A socket file left by an HQ that ended (nothing
+// listens on it) is replaced; any other file in the way is an error. HQ
+// removes its socket file when it closes.
 func (s *Server) Listen(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	a, err := bytefrog.ParseAddr(addr)
+	if err != nil {
+		return fmt.Errorf("%w: listen: %w", ErrConfig, err)
+	}
+	ln, err := listen(a, s.log)
 	if err != nil {
 		return err
 	}
@@ -94,22 +105,34 @@ func (s *Server) Listen(addr string) error {
 		ln.Close()
 		return ErrClosed
 	}
-	if s.ln != nil {
-		ln.Close()
-		return fmt.Errorf("hq: already listening on %v", s.ln.Addr())
+	s.lns = append(s.lns, ln)
+	if s.serving {
+		s.wg.Add(1)
+		go s.acceptMore(ln)
 	}
-	s.ln = ln
 	return nil
 }
 
-// Addr returns the listening address, or "" before Listen.
+// Addr returns the address of the first listening socket in the form
+// agents take (host:port, unix:/path, unix:@name), or "" before Listen.
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ln == nil {
+	if len(s.lns) == 0 {
 		return ""
 	}
-	return s.ln.Addr().String()
+	return bytefrog.AddrOf(s.lns[0].Addr())
+}
+
+// Addrs returns the addresses of every listening socket, as Addr does.
+func (s *Server) Addrs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	as := make([]string, len(s.lns))
+	for i, ln := range s.lns {
+		as[i] = bytefrog.AddrOf(ln.Addr())
+	}
+	return as
 }
 
 // Start listens on cfg.Listen and serves in the background.
@@ -129,28 +152,51 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// Serve accepts connections until Shutdown or Close, which make it return
-// ErrClosed.
+// Serve accepts connections on every socket opened by Listen, before or
+// after it began, until Shutdown or Close, which make it return ErrClosed.
+// It returns an accept error of the first socket; those of the others are
+// logged and end only their own accepting.
 func (s *Server) Serve() error {
 	s.mu.Lock()
-	ln := s.ln
-	if ln != nil && !s.closing {
-		s.wg.Add(1)
+	lns := s.lns
+	if len(lns) > 0 && !s.closing && !s.serving {
+		s.wg.Add(len(lns))
+		s.serving = true
+	} else if s.serving {
+		s.mu.Unlock()
+		return fmt.Errorf("hq: Serve called twice")
 	}
 	closing := s.closing
 	s.mu.Unlock()
 	if closing {
 		return ErrClosed
 	}
-	if ln == nil {
+	if len(lns) == 0 {
 		return ErrNotListening
 	}
-	defer s.wg.Done()
 	s.tickerOnce.Do(func() {
 		s.wg.Add(1)
 		go s.healthLoop()
 	})
-	s.log.Info("listening", "addr", ln.Addr().String())
+	for _, ln := range lns[1:] {
+		go s.acceptMore(ln)
+	}
+	return s.accept(lns[0])
+}
+
+// acceptMore is accept for a socket other than the first: its error is
+// logged.
+func (s *Server) acceptMore(ln net.Listener) {
+	if err := s.accept(ln); !errors.Is(err, ErrClosed) {
+		s.log.Error("accept", "addr", bytefrog.AddrOf(ln.Addr()), "err", err)
+	}
+}
+
+// accept is one socket's accept loop; it returns ErrClosed once the server
+// closes, or an error accepting that waiting cannot mend.
+func (s *Server) accept(ln net.Listener) error {
+	defer s.wg.Done()
+	s.log.Info("listening", "addr", bytefrog.AddrOf(ln.Addr()))
 	var backoff time.Duration
 	for {
 		conn, err := ln.Accept()
@@ -232,8 +278,8 @@ func (s *Server) beginClose() {
 		s.mu.Lock()
 		s.closing = true
 		close(s.closed)
-		if s.ln != nil {
-			s.ln.Close()
+		for _, ln := range s.lns {
+			ln.Close()
 		}
 		for c := range s.greeting {
 			c.Close()

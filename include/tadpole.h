@@ -11,6 +11,7 @@
  * Run against an HQ:
  *
  *     TADPOLE_HQ=127.0.0.1:8765 ./app          (options from the environment)
+ *     TADPOLE_HQ=unix:/run/tadpole/hq.sock ./app   (HQ on this host: a Unix socket)
  *     out/tadpole-hq -exec ./app               (a private reference HQ)
  *
  * A typical program:
@@ -134,7 +135,9 @@ typedef int32_t tadpole_logger; /* a named logger */
  * defaults and the TADPOLE_<KEY> environment variables; the keys are those
  * of the -agentpath options (hq, connect_timeout, start_timeout, protocol,
  * flavor, log, log_level, logs, lttng, lttng_domain, ...). Without an hq key
- * or TADPOLE_HQ nothing is traced.
+ * or TADPOLE_HQ nothing is traced. hq is host:port (TCP), unix:/path (a
+ * Unix-domain socket file, cheaper per byte for an HQ on this host) or
+ * @name (an abstract Unix socket); a malformed one is TADPOLE_EINVAL.
  *
  * When HQ refuses or does not answer within 50 ms, it returns TADPOLE_OK at
  * once: the program runs untraced (recording calls return TADPOLE_ENOTCONN,

@@ -40,4 +40,5 @@
 //
 //	cd bench && go test -run '^$' -bench MethodTracing -benchtime 1x -timeout 2h ./jvm
 //	TADPOLE_BENCH_WORKLOADS=fib,javac …   # only these workloads
+//	TADPOLE_BENCH_NET=unix …              # the JVM reaches HQ through a Unix socket, not loopback TCP
 package jvm

@@ -305,7 +305,7 @@ func runTadpole(tb testing.TB, n int) sample {
 	cp := benchClasses(tb, e)
 	c := &counter{done: make(chan struct{})}
 	cfg := hq.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
+	cfg.Listen = benchListen(tb)
 	cfg.NewProcessor = func(*hq.Run) hq.Processor { return c }
 	srv, err := hq.New(cfg)
 	if err != nil {

@@ -328,7 +328,7 @@ func tadpoleTrace(prefix string) string { return "trace=" + prefix + "**" }
 // counts must equal its counts exactly; the timing is then meaningless.
 func runTadpoleMethods(tb testing.TB, e *methodsEnv, w methodWorkload, want methodSample, counted bool) methodSample {
 	cfg := hq.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
+	cfg.Listen = benchListen(tb)
 	cfg.Agent.Inclusions = []string{regexp.QuoteMeta(w.prefix) + ".*"}
 	cfg.Agent.Exclusions = []string{".*"}
 	srv, err := hq.New(cfg)

@@ -121,6 +121,7 @@ func Env(extra ...string) []string {
 type Result struct {
 	Stdout, Stderr string
 	Err            error // nil when it exited with status 0
+	Pid            int   // the process's id; 0 if it did not start
 }
 
 // Run runs a program to completion (at most RunTimeout).
@@ -133,5 +134,9 @@ func Run(t testing.TB, env []string, name string, args ...string) Result {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	return Result{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+	if cmd.Process != nil {
+		res.Pid = cmd.Process.Pid
+	}
+	return res
 }

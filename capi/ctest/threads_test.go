@@ -2,11 +2,13 @@ package ctest
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 )
@@ -62,11 +64,32 @@ func checkCalls(t testing.TB, name string, evs []testhq.Event, m int32, calls in
 
 // TestThreads runs 8 threads recording concurrently: the trace must be
 // gap-free, each thread's events in program order under its own name.
-func TestThreads(t *testing.T) {
+func TestThreads(t *testing.T) { testThreads(t, nil) }
+
+// TestThreadsUnix is TestThreads with the program reaching HQ through a
+// Unix socket file (hq=unix:/path) and one in the abstract namespace
+// (hq=@name), over two data connections.
+func TestThreadsUnix(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ctest") // short: sun_path has 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for _, addr := range []string{"unix:" + filepath.Join(dir, "hq.sock"), fmt.Sprintf("@tadpole-ctest-%d", os.Getpid())} {
+		t.Run(addr, func(t *testing.T) {
+			testThreads(t, func(c *hq.Config) {
+				c.Listen = addr
+				c.Agent.NumDataSenders = 2
+			})
+		})
+	}
+}
+
+func testThreads(t *testing.T, tweak func(*hq.Config)) {
 	lib := BuildLib(t)
 	bin := filepath.Join(t.TempDir(), "threads")
 	lib.Compile(t, bin, "testdata/threads.c")
-	h := startHQ(t, nil)
+	h := startHQ(t, tweak)
 	const threads, calls = 8, 20000
 	res := Run(t, h.env(), bin, fmt.Sprint(threads), fmt.Sprint(calls))
 	if res.Err != nil {
@@ -76,6 +99,11 @@ func TestThreads(t *testing.T) {
 	reps, cols := h.WaitRuns(t, 1)
 	perThread := 2*calls + calls/1000
 	testhq.CheckClean(t, reps[0], cols[0], threads*(perThread+1))
+	if a, _ := bytefrog.ParseAddr(h.Addr()); a.Net == bytefrog.NetUnix {
+		if want := fmt.Sprintf("pid %d ", res.Pid); !strings.HasPrefix(reps[0].Agent, want) || reps[0].DataConns != 2 {
+			t.Errorf("agent %q over %d data connections; want %q… over 2", reps[0].Agent, reps[0].DataConns, want)
+		}
+	}
 	groups := cols[0].ByThread()
 	for i := range threads {
 		name := fmt.Sprintf("worker-%d", i)

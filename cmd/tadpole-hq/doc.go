@@ -15,6 +15,10 @@
 // HCE hub (package transport/hce/hub) where agents started with hce=ADDR
 // register; ctl lists them and sends them commands (docs/hce.md).
 //
+// -listen ADDR[,ADDR] takes host:port (TCP), unix:/path (a Unix-domain
+// socket file: cheaper than loopback TCP for an agent on this host) and
+// @name (Linux's abstract namespace); agents name the same in hq=.
+//
 // With -exec, HQ listens on 127.0.0.1:0, starts CMD with TADPOLE_HQ=<addr>
 // added to its environment and its standard streams passed through, waits
 // for CMD to exit and for its runs to end (at most -wait), prints the

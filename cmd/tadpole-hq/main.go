@@ -77,8 +77,14 @@ records; docs/web.md). It listens on loopback only (127.0.0.1, ::1,
 localhost) unless -http-allow-remote is given: the page has no
 authentication, and whoever reaches it can pause and stop runs.
 
--exec listens on 127.0.0.1:0 (unless -listen is given), adds TADPOLE_HQ to
-CMD's environment, passes its stdin/stdout/stderr through, waits for CMD to
+-listen takes TCP and Unix-domain addresses, several at once:
+  -listen 127.0.0.1:8765,unix:/run/tadpole/hq.sock
+an agent on this host reaches HQ more cheaply through the socket
+(hq=unix:/run/tadpole/hq.sock). A socket file left by an HQ that ended is
+replaced; HQ removes its own when it exits.
+
+-exec listens on 127.0.0.1:0 (unless -listen is given), adds TADPOLE_HQ
+(the first -listen address) to CMD's environment, passes its stdin/stdout/stderr through, waits for CMD to
 exit and its runs to end (at most -wait), prints each run's summary on
 stdout and exits with CMD's status if it failed, 3 if a run failed or fewer
 than -runs (default 1) runs came, else 0. A run fails on a protocol error,
@@ -113,7 +119,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		greet                 time.Duration
 		dir, script, compress string
 	)
-	fs.StringVar(&o.listen, "listen", hq.DefaultListen, "address to listen on")
+	fs.StringVar(&o.listen, "listen", hq.DefaultListen,
+		"addresses agents connect to, comma-separated: host:port (TCP), unix:/path (a Unix socket file) or @name (Linux's abstract namespace)")
 	fs.StringVar(&dir, "dir", "", "directory for trace files (none when empty)")
 	fs.StringVar(&compress, "compress", cfg.Compression.String(),
 		"trace file layout: columns (tadpole's own, 10x+ smaller than the Bytefrog bytes), or the Bytefrog bytes as received in s2 (fast), zstd or none")
@@ -334,9 +341,12 @@ func newServer(o *hq.Config, addr string, stderr io.Writer) (*hq.Server, bool) {
 		fmt.Fprintln(stderr, "tadpole-hq:", err)
 		return nil, false
 	}
-	if err := srv.Listen(addr); err != nil {
-		fmt.Fprintln(stderr, "tadpole-hq:", err)
-		return nil, false
+	for _, a := range strings.Split(addr, ",") {
+		if err := srv.Listen(strings.TrimSpace(a)); err != nil {
+			fmt.Fprintln(stderr, "tadpole-hq:", err)
+			srv.Close() // and the sockets already open
+			return nil, false
+		}
 	}
 	go srv.Serve()
 	return srv, true
@@ -371,7 +381,7 @@ func serveMode(o *options, term *terminal, reports *jsonReports, stderr io.Write
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
-	term.printErr(fmt.Sprintf("tadpole-hq: listening on %s\n", srv.Addr()))
+	term.printErr(fmt.Sprintf("tadpole-hq: listening on %s\n", strings.Join(srv.Addrs(), ", ")))
 	if lv != nil {
 		term.printErr(lv.hint())
 	}

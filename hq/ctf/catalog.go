@@ -183,7 +183,7 @@ func (c *Catalog) Processor(r *hq.Run) hq.Processor {
 	// is listed once named.
 	go func() {
 		defer close(s.named)
-		peer := LookupPeer(addr(r.Agent()), r.LocalAddr())
+		peer := lookupAgent(r.Agent(), r.LocalAddr())
 		if c.cfg.Hostname != "" {
 			peer.Host = c.cfg.Hostname
 		}
@@ -392,7 +392,7 @@ func (c *Catalog) recordedName(path string, h *hq.TraceHeader) (host, name strin
 			return clean(hn, 63), clean(n, 254)
 		}
 	}
-	p := LookupPeer(addr(h.Agent), nil)
+	p := lookupAgent(h.Agent, nil)
 	if c.cfg.Hostname != "" {
 		p.Host = c.cfg.Hostname
 	}

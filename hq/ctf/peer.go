@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tadpole-trace/tadpole/hq"
 )
 
 // Peer names the traced process for a session name.
@@ -40,6 +42,29 @@ func LookupPeer(remote, local net.Addr) Peer {
 					p.Program = strings.TrimSpace(string(comm))
 				}
 			}
+		}
+	}
+	p.Host = clean(p.Host, 63)
+	p.Program = clean(p.Program, 200)
+	return p
+}
+
+// lookupAgent names the process of a run's agent (hq.Run.Agent): one
+// connected through a Unix socket by the pid HQ noted, on this host (its
+// program read from /proc for a live run, local set); one connected over
+// TCP as LookupPeer does.
+func lookupAgent(agent string, local net.Addr) Peer {
+	pid, ok := hq.AgentPID(agent)
+	if !ok {
+		return LookupPeer(addr(agent), local)
+	}
+	p := Peer{Host: "localhost", Program: "agent", PID: pid}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		p.Host = h
+	}
+	if local != nil { // a live run: the process is still this pid's
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
+			p.Program = strings.TrimSpace(string(comm))
 		}
 	}
 	p.Host = clean(p.Host, 63)

@@ -35,7 +35,16 @@ type Agent struct {
 	buf  []byte
 }
 
-// Dial connects to HQ at addr, sends Hello and reads the Configuration.
+// dialHQ connects to an HQ address (host:port, unix:/path, @name).
+func dialHQ(addr string, timeout time.Duration) (net.Conn, error) {
+	a, err := bytefrog.ParseAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	return net.DialTimeout(a.Net, a.Addr, timeout)
+}
+
+// Dial connects to HQ at addr (host:port, unix:/path or @name), sends Hello and reads the Configuration.
 func Dial(addr string, version uint8, flavor bytefrog.Flavor) (*Agent, error) {
 	return dial(addr, bytefrog.AppendHello(nil, version), version, flavor)
 }
@@ -46,7 +55,7 @@ func DialProject(addr string, version uint8, projectID int32, flavor bytefrog.Fl
 }
 
 func dial(addr string, hello []byte, version uint8, flavor bytefrog.Flavor) (*Agent, error) {
-	c, err := net.DialTimeout("tcp", addr, DefaultTimeout)
+	c, err := dialHQ(addr, DefaultTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +180,7 @@ func (a *Agent) OpenData() (int, error) {
 
 // OpenDataFor is OpenData with any run id.
 func (a *Agent) OpenDataFor(runID uint8) (int, error) {
-	c, err := net.DialTimeout("tcp", a.addr, a.Timeout)
+	c, err := dialHQ(a.addr, a.Timeout)
 	if err != nil {
 		return 0, err
 	}

@@ -54,4 +54,7 @@
 // RuntimeAgentConfigurationV1 (see [AppendJavaConfig], [ParseJavaConfig]);
 // v2 and later carry JSON with case-insensitive keys ([AppendJSONConfig],
 // [ParseJSONConfig]).
+//
+// Transport: byte streams, TCP or, on one host, a Unix-domain socket; an
+// HQ address ([ParseAddr]) names either (host:port, unix:/path, @name).
 package bytefrog
