@@ -106,9 +106,7 @@ jvm_classes() {
 		return 0
 	fi
 	tmp=$(mktemp -d)
-	# jni/java/stubs: JDK classes that --release 8 lacks (jdk.internal.misc.Unsafe),
-	# to compile against only.
-	"$javac" --release 8 -Xlint:-options -nowarn -implicit:none -cp jni/java/stubs -d "$tmp" jni/java/io/tadpole/*.java
+	"$javac" --release 8 -Xlint:-options -nowarn -d "$tmp" jni/java/io/tadpole/*.java
 	for f in "$tmp"/io/tadpole/*.class; do
 		if ! cmp -s "$f" "jni/classes/io/tadpole/${f##*/}"; then
 			mkdir -p jni/classes/io/tadpole

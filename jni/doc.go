@@ -159,12 +159,9 @@
 // class is reported to HQ (ClassTransformed, ClassIgnored,
 // ClassTransformFailed). A class that fails to rewrite loads unchanged.
 //
-// Probes append one long per event to the thread's buffer, a buffer of the
-// hand-over pool (native memory, one per live thread beside the pool's
-// own) that Probe writes with jdk.internal.misc.Unsafe, whose package VMInit
-// exports to Probe (JDK 9+; an older JVM is not traced). A full buffer
-// crosses JNI once (flush0) and is queued as it is (lock-free), the thread
-// writing a free one next, for the converter goroutine, which lends each queued buffer
+// Probes append one long per event to the thread's Java buffer; a full
+// buffer crosses JNI once (flush0), is copied into a pool buffer and queued
+// (lock-free) for the converter goroutine, which lends each queued buffer
 // to the agent (host.HandProbes), oldest first: the drain encodes the
 // words where they are and gives the buffer back to the pool
 // (tpj_q_release); a buffer holding JUL records is copied

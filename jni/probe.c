@@ -3,12 +3,11 @@
  * rewriter (jvm/instrument, policy in probe.go); the probes call
  * io.tadpole.Probe, which the agent puts on the bootstrap class path in a
  * generated one-package jar and whose natives are bound here. A thread's
- * events sit in a buffer of the hand-over pool that it owns, native memory
- * its Probe$Buf writes with Unsafe.putLong; flush0 pushes a full buffer
- * onto the hand-over queue (lock-free) as it is and gives the thread a
- * free one, and one Go goroutine (the converter, probe.go) turns the
- * queued buffers into host batches, oldest first: the traced thread pays
- * neither a copy nor the conversion. A buffer of probe words alone is lent
+ * events sit in its Java long[] buffer; flush0 copies a full buffer once
+ * into a buffer of the hand-over pool and pushes it onto the hand-over
+ * queue (lock-free), and one Go goroutine (the converter, probe.go) turns
+ * the queued buffers into host batches, oldest first: the traced thread
+ * pays a copy, not the conversion. A buffer of probe words alone is lent
  * to the agent as it is (host.HandProbes): its drain encodes the words in
  * place and gives the buffer back (tpj_q_release). ThreadEnd and VMDeath flush what the
  * buffers hold, after the queue: each thread's Probe$Buf is kept as a
@@ -48,14 +47,13 @@ static jclass tpj_probe_class; /* global ref */
 static _Atomic(jobject) tpj_tick_thread; /* global ref: the agent's own, left out of the trace */
 static jfieldID tpj_probe_on, tpj_probe_now, tpj_probe_tick, tpj_probe_epoch;
 static jfieldID tpj_probe_hot; /* Probe.HOT, the Buf per thread id slot */
-static jfieldID tpj_buf_base, tpj_buf_n, tpj_buf_tid, tpj_buf_gen, tpj_probe_gen, tpj_buf_last;
+static jfieldID tpj_buf_a, tpj_buf_n, tpj_buf_tid, tpj_buf_gen, tpj_probe_gen, tpj_buf_last;
 /* 1 when the loaded classes are to be retransformed (HQ's filters changed). */
 static atomic_int tpj_retransform_wanted;
 
-/* The calling thread's Probe$Buf (a global ref), and the pool buffer it
- * writes (its base). */
+/* The calling thread's Probe$Buf (a global ref), and its copy buffer. */
 static __thread jobject tpj_my_buf;
-static __thread struct tpj_pbuf *tpj_my_pbuf;
+static __thread int64_t *tpj_my_copy;
 /* 1 once the thread handed a probe buffer over: its C API records (its
  * name) went first. */
 static __thread int tpj_my_flushed;
@@ -204,6 +202,12 @@ void tpj_probe_callbacks(jvmtiEventCallbacks *cb) { cb->ClassFileLoadHook = tpj_
 
 /* --- natives of io.tadpole.Probe --- */
 
+static int64_t *tpj_copy_buf(void) {
+	if (tpj_my_copy == NULL)
+		tpj_my_copy = malloc(TPJ_PROBE_SIZE * sizeof(int64_t));
+	return tpj_my_copy;
+}
+
 /*
  * The hand-over queue. A thread's full Java buffer is copied into a pool
  * buffer and pushed here (newest first, one CAS); the converter goroutine
@@ -234,7 +238,6 @@ void tpj_probe_callbacks(jvmtiEventCallbacks *cb) { cb->ClassFileLoadHook = tpj_
  * the calling thread, as the fallback does.
  */
 struct tpj_pbuf {
-	/* Probe$Buf.base is the address of w. */
 	struct tpj_pbuf *next;
 	int64_t tid;
 	int n;
@@ -253,12 +256,6 @@ static pthread_mutex_t tpj_conv_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t tpj_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct tpj_pbuf *tpj_pool;
 static int tpj_nbufs;
-/* Buffers threads write (tpj_pool_own): TPJ_POOL_MAX more than these may
- * exist. */
-static int tpj_nheld;
-/* 1 from VMDeath on: buffers are no longer freed (tpj_pool_disown), as
- * VMDeath reads each Buf's buffer from its base. */
-static int tpj_pool_keep;
 static int tpj_pool_waiters;
 static int tpj_nfree; /* buffers in tpj_pool */
 /* Free buffers a waiting thread waits for. */
@@ -294,7 +291,7 @@ static struct tpj_pbuf *tpj_pool_take(void) {
 			tpj_nfree--;
 			break;
 		}
-		if (tpj_nbufs < TPJ_POOL_MAX + tpj_nheld) {
+		if (tpj_nbufs < TPJ_POOL_MAX) {
 			if ((b = calloc(1, sizeof *b)) != NULL)
 				tpj_nbufs++;
 			break;
@@ -337,52 +334,6 @@ static void tpj_pool_put(struct tpj_pbuf *list) {
 		pthread_cond_broadcast(&tpj_pool_cv);
 	pthread_mutex_unlock(&tpj_pool_mu);
 }
-
-/* tpj_pool_own returns a buffer for a thread to write, free or new (NULL
- * out of memory): a thread's buffer is one more that may exist. */
-static struct tpj_pbuf *tpj_pool_own(void) {
-	pthread_mutex_lock(&tpj_pool_mu);
-	struct tpj_pbuf *b = tpj_pool;
-	if (b != NULL) {
-		tpj_pool = b->next;
-		tpj_nfree--;
-	} else if ((b = calloc(1, sizeof *b)) != NULL) {
-		tpj_nbufs++;
-	}
-	if (b != NULL) {
-		tpj_nheld++;
-		b->next = NULL;
-		b->n = 0;
-		b->nc = 0;
-	}
-	pthread_mutex_unlock(&tpj_pool_mu);
-	return b;
-}
-
-/* tpj_pool_disown takes back the buffer of an ended thread (tpj_pool_own):
- * into the free list, or freed when TPJ_POOL_MAX are free already. */
-static void tpj_pool_disown(struct tpj_pbuf *b) {
-	pthread_mutex_lock(&tpj_pool_mu);
-	tpj_nheld--;
-	if (tpj_nfree >= TPJ_POOL_MAX && !tpj_pool_keep) {
-		tpj_nbufs--;
-		free(b->c);
-		free(b);
-	} else {
-		b->next = tpj_pool;
-		b->nc = 0;
-		tpj_pool = b;
-		tpj_nfree++;
-		if (tpj_pool_waiters > 0)
-			pthread_cond_broadcast(&tpj_pool_cv);
-	}
-	pthread_mutex_unlock(&tpj_pool_mu);
-}
-
-/* Where an ended thread's Probe$Buf points (Probe$Buf.base): words a
- * probe may still write there (another agent's ThreadEnd running Java
- * code on it) go nowhere. Never read. */
-static int64_t tpj_junk[TPJ_PROBE_SIZE];
 
 /* tpj_q_wake wakes the converter if it sleeps and the queue holds a
  * buffer. */
@@ -467,28 +418,58 @@ int tpj_q_idle(void) {
 
 void tpj_q_set_fd(int fd) { atomic_store(&tpj_q_fd, fd); }
 
-/* tpj_flush_sync hands n words at p to the agent from the calling thread,
+/* tpj_flush_sync hands n words of a to the agent from the calling thread,
  * after every queued buffer. */
-static void tpj_flush_sync(JNIEnv *env, const int64_t *p, jint n, jlong tid) {
+static void tpj_flush_sync(JNIEnv *env, jlongArray a, jint n, jlong tid) {
 	int nc = tpj_jul_take(env, &tpj_my_chars, &tpj_my_capc);
-	if (n <= 0)
-		p = NULL;
+	int64_t *p = n > 0 && a != NULL ? tpj_copy_buf() : NULL;
+	if (p != NULL) {
+		(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)p);
+		if ((*env)->ExceptionCheck(env)) {
+			(*env)->ExceptionClear(env);
+			p = NULL;
+		}
+	}
 	pthread_mutex_lock(&tpj_conv_mu);
 	tpj_q_drain_locked();
 	if (p != NULL && nc > 0)
-		tpjGoProbeFlushJul((int64_t)tid, (int64_t *)p, (int)n, tpj_my_chars, nc);
+		tpjGoProbeFlushJul((int64_t)tid, p, (int)n, tpj_my_chars, nc);
 	else if (p != NULL)
-		tpjGoProbeFlush((int64_t)tid, (int64_t *)p, (int)n);
+		tpjGoProbeFlush((int64_t)tid, p, (int)n);
 	pthread_mutex_unlock(&tpj_conv_mu);
 	tpj_my_queued = 0;
 	tpj_my_queued_jul = 0;
 }
 
-static jlong JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlong base, jint n, jlong tid) {
+/* tpj_flush_array hands n words of a over: queued for the converter, or
+ * (sync, no converter, no free buffer) converted by the calling thread
+ * after what is queued. */
+static void tpj_flush_array(JNIEnv *env, jlongArray a, jint n, jlong tid, int sync) {
+	if (n > TPJ_PROBE_SIZE)
+		n = TPJ_PROBE_SIZE;
+	if (n <= 0 || a == NULL)
+		n = 0;
+	struct tpj_pbuf *b = NULL;
+	if (!sync && n > 0 && atomic_load_explicit(&tpj_q_fd, memory_order_relaxed) >= 0)
+		b = tpj_pool_take();
+	if (b == NULL) {
+		if (n > 0 || sync)
+			tpj_flush_sync(env, a, n, tid);
+		tpj_jul_src = NULL;
+		return;
+	}
+	/* a is the Buf's own long[SIZE] and n <= SIZE: no exception to check. */
+	(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)b->w);
+	b->tid = (int64_t)tid;
+	b->n = (int)n;
+	if ((b->nc = tpj_jul_take(env, &b->c, &b->capc)) > 0)
+		tpj_my_queued_jul = 1;
+	tpj_q_push(b);
+	tpj_my_queued = 1;
+}
+
+static void JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlongArray a, jint n, jlong tid) {
 	(void)cls;
-	struct tpj_pbuf *cur = tpj_my_pbuf;
-	if (cur == NULL || base != (jlong)(intptr_t)cur->w)
-		return base; /* not the thread's buffer (it ended): nobody reads it */
 	if (!tpj_my_flushed || tpj_my_logged) {
 		/* The thread's C API buffer (its name from ThreadStart, its log
 		 * records) goes first, so that HQ names the thread before its first
@@ -499,48 +480,17 @@ static jlong JNICALL tpj_probe_flush(JNIEnv *env, jclass cls, jlong base, jint n
 	}
 	if (!tadpole_tracing())
 		n = 0; /* as tpj_flush_buf: not collecting now */
-	if (n > TPJ_PROBE_SIZE)
-		n = TPJ_PROBE_SIZE;
-	if (n < 0)
-		n = 0;
 	tpj_jul_src = tpj_my_buf; /* its JUL records' chars go along */
-	/* The buffer goes onto the queue as it is, and the thread writes a free
-	 * one; with no converter or no free buffer, it converts its words
-	 * itself, after what is queued, and writes the same buffer again. */
-	struct tpj_pbuf *next = NULL;
-	if (n > 0 && atomic_load_explicit(&tpj_q_fd, memory_order_relaxed) >= 0)
-		next = tpj_pool_take();
-	if (next == NULL) {
-		if (n > 0)
-			tpj_flush_sync(env, cur->w, n, tid);
-		tpj_jul_src = NULL;
-		return base;
-	}
-	cur->tid = (int64_t)tid;
-	cur->n = (int)n;
-	if ((cur->nc = tpj_jul_take(env, &cur->c, &cur->capc)) > 0)
-		tpj_my_queued_jul = 1;
-	next->next = NULL;
-	next->n = 0;
-	next->nc = 0;
-	tpj_my_pbuf = next;
-	tpj_q_push(cur);
-	tpj_my_queued = 1;
-	return (jlong)(intptr_t)next->w;
+	tpj_flush_array(env, a, n, tid, 0);
 }
 
 static void JNICALL tpj_probe_register(JNIEnv *env, jclass cls, jobject buf) {
 	(void)cls;
 	if (buf == NULL || tpj_my_buf != NULL)
 		return;
-	struct tpj_pbuf *pb = tpj_pool_own();
-	if (pb == NULL)
-		return; /* Buf.base stays 0: the thread is not traced */
 	jobject g = (*env)->NewGlobalRef(env, buf);
-	if (g == NULL) {
-		tpj_pool_disown(pb);
+	if (g == NULL)
 		return;
-	}
 	pthread_mutex_lock(&tpj_reg_mu);
 	if (tpj_nreg == tpj_capreg) {
 		int c = tpj_capreg ? 2 * tpj_capreg : 64;
@@ -548,18 +498,14 @@ static void JNICALL tpj_probe_register(JNIEnv *env, jclass cls, jobject buf) {
 		if (r == NULL) {
 			pthread_mutex_unlock(&tpj_reg_mu);
 			(*env)->DeleteGlobalRef(env, g);
-			tpj_pool_disown(pb);
 			return;
 		}
 		tpj_reg = r;
 		tpj_capreg = c;
 	}
-	/* Set before VMDeath can see the Buf in the registry. */
-	(*env)->SetLongField(env, buf, tpj_buf_base, (jlong)(intptr_t)pb->w);
 	tpj_reg[tpj_nreg++] = g;
 	pthread_mutex_unlock(&tpj_reg_mu);
 	tpj_my_buf = g;
-	tpj_my_pbuf = pb;
 }
 
 static jint JNICALL tpj_probe_exc_type(JNIEnv *env, jclass cls, jstring name) {
@@ -690,7 +636,7 @@ static void JNICALL tpj_probe_retransform0(JNIEnv *env, jclass cls) {
 }
 
 static JNINativeMethod tpj_probe_methods[] = {
-	{"flush0", "(JIJ)J", (void *)tpj_probe_flush},
+	{"flush0", "([JIJ)V", (void *)tpj_probe_flush},
 	{"register0", "(Lio/tadpole/Probe$Buf;)V", (void *)tpj_probe_register},
 	{"excType0", "(Ljava/lang/String;)I", (void *)tpj_probe_exc_type},
 	{"state0", "()I", (void *)tpj_probe_state},
@@ -700,12 +646,8 @@ static JNINativeMethod tpj_probe_methods[] = {
 /* tpj_flush_buf hands what buf holds to the agent, after every queued
  * buffer, and empties it. */
 static void tpj_flush_buf(JNIEnv *env, jobject buf) {
-	const int64_t *p = (const int64_t *)(intptr_t)(*env)->GetLongField(env, buf, tpj_buf_base);
-	if (p == tpj_junk)
-		p = NULL;
+	jlongArray a = (jlongArray)(*env)->GetObjectField(env, buf, tpj_buf_a);
 	jint n = (*env)->GetIntField(env, buf, tpj_buf_n);
-	if (n > TPJ_PROBE_SIZE)
-		n = TPJ_PROBE_SIZE;
 	if ((*env)->GetIntField(env, buf, tpj_buf_gen) != (*env)->GetStaticIntField(env, tpj_probe_class, tpj_probe_gen))
 		n = 0; /* events of an earlier tracing generation: not this run's */
 	if (!tadpole_tracing())
@@ -717,8 +659,9 @@ static void tpj_flush_buf(JNIEnv *env, jobject buf) {
 	(*env)->SetIntField(env, buf, tpj_buf_n, 0);
 	(*env)->SetLongField(env, buf, tpj_buf_last, -1); /* the next event writes a time word first */
 	tpj_jul_src = buf; /* its JUL records' chars go along */
-	tpj_flush_sync(env, p, p != NULL ? n : 0, tid);
-	tpj_jul_src = NULL;
+	tpj_flush_array(env, a, n, tid, 1);
+	if (a != NULL)
+		(*env)->DeleteLocalRef(env, a);
 }
 
 static int tpj_exc(JNIEnv *env) {
@@ -766,57 +709,10 @@ static void tpj_probe_turn_on(JNIEnv *env) {
 	(*env)->SetStaticLongField(env, tpj_probe_class, tpj_probe_now, ms);
 }
 
-/* tpj_probe_unsafe exports jdk.internal.misc (java.base), whose Unsafe
- * writes Probe's buffers (native memory), to Probe's module, the boot
- * loader's unnamed one; -1 when it cannot (a JDK before 9): then Probe
- * would not initialise, and methods are not traced. It runs before Probe
- * is initialised (HotSpot's FindClass initialises the class it finds):
- * Probe$Buf, of the same jar, names the module. */
-static int tpj_probe_unsafe(JNIEnv *env) {
-	if ((*env)->GetVersion(env) < JNI_VERSION_9) {
-		tpj_warn("a JVM before 9 (no jdk.internal.misc.Unsafe): methods are not traced");
-		return -1;
-	}
-	jclass u = (*env)->FindClass(env, "jdk/internal/misc/Unsafe");
-	if (u == NULL) {
-		tpj_exc(env);
-		tpj_warn("jdk.internal.misc.Unsafe not found: methods are not traced");
-		return -1;
-	}
-	jclass probe = (*env)->FindClass(env, "io/tadpole/Probe$Buf");
-	if (probe == NULL) {
-		tpj_exc(env);
-		(*env)->DeleteLocalRef(env, u);
-		tpj_warn("io.tadpole.Probe$Buf not found on the boot class path: methods are not traced");
-		return -1;
-	}
-	jobject from = (*env)->GetModule(env, u);
-	jobject to = (*env)->GetModule(env, probe);
-	(*env)->DeleteLocalRef(env, probe);
-	jvmtiError err = from != NULL && to != NULL
-	                     ? (*tpj_jvmti)->AddModuleExports(tpj_jvmti, from, "jdk.internal.misc", to)
-	                     : JVMTI_ERROR_NULL_POINTER;
-	tpj_exc(env);
-	if (from != NULL)
-		(*env)->DeleteLocalRef(env, from);
-	if (to != NULL)
-		(*env)->DeleteLocalRef(env, to);
-	(*env)->DeleteLocalRef(env, u);
-	if (err != JVMTI_ERROR_NONE) {
-		tpj_warn("cannot export jdk.internal.misc to io.tadpole.Probe (JVMTI error %d): methods are not traced",
-		         (int)err);
-		return -1;
-	}
-	return 0;
-}
-
 int tpj_probe_begin(JNIEnv *env, int started) {
 	if (!atomic_load(&tpj_hook_on))
 		return -1;
 	if (!atomic_load(&tpj_probe_bound)) {
-		/* Before FindClass initialises Probe. */
-		if (tpj_probe_unsafe(env) != 0)
-			return -1;
 		jclass c = (*env)->FindClass(env, "io/tadpole/Probe");
 		if (c == NULL) {
 			tpj_exc(env);
@@ -847,7 +743,7 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		tpj_probe_now = (*env)->GetStaticFieldID(env, c, "now", "J");
 		tpj_probe_tick = (*env)->GetStaticFieldID(env, c, "tick", "J");
 		tpj_probe_epoch = (*env)->GetStaticFieldID(env, c, "epoch", "I");
-		tpj_buf_base = (*env)->GetFieldID(env, buf, "base", "J");
+		tpj_buf_a = (*env)->GetFieldID(env, buf, "a", "[J");
 		tpj_buf_n = (*env)->GetFieldID(env, buf, "n", "I");
 		tpj_buf_tid = (*env)->GetFieldID(env, buf, "tid", "J");
 		tpj_buf_gen = (*env)->GetFieldID(env, buf, "bufGen", "I");
@@ -859,7 +755,7 @@ int tpj_probe_begin(JNIEnv *env, int started) {
 		tpj_probe_hot = (*env)->GetStaticFieldID(env, c, "HOT", "[Lio/tadpole/Probe$Buf;");
 		tpj_jul_fields(env, c, buf); /* JUL records in the buffers: optional */
 		if (tpj_probe_on == NULL || tpj_probe_now == NULL || tpj_probe_tick == NULL || tpj_probe_epoch == NULL ||
-		    tpj_buf_base == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
+		    tpj_buf_a == NULL || tpj_buf_n == NULL || tpj_buf_tid == NULL ||
 		    tpj_buf_gen == NULL || tpj_probe_gen == NULL || tpj_buf_last == NULL || tpj_probe_hot == NULL) {
 			tpj_exc(env);
 			tpj_warn("io.tadpole.Probe lacks its fields: methods are not traced");
@@ -940,16 +836,10 @@ void tpj_probe_thread_end(JNIEnv *env) {
 			break;
 		}
 	}
-	/* Its buffer goes back; the Buf points where nothing is read, with its
-	 * words and chars emptied. */
-	(*env)->SetLongField(env, b, tpj_buf_base, (jlong)(intptr_t)tpj_junk);
-	(*env)->SetIntField(env, b, tpj_buf_n, 0);
 	pthread_mutex_unlock(&tpj_reg_mu);
-	struct tpj_pbuf *pb = tpj_my_pbuf;
-	tpj_my_pbuf = NULL;
-	if (pb != NULL)
-		tpj_pool_disown(pb);
 	(*env)->DeleteGlobalRef(env, b);
+	free(tpj_my_copy);
+	tpj_my_copy = NULL;
 	free(tpj_my_chars);
 	tpj_my_chars = NULL;
 	tpj_my_capc = 0;
@@ -963,9 +853,6 @@ void tpj_probe_death(JNIEnv *env) {
 	(*env)->SetStaticBooleanField(env, tpj_probe_class, tpj_probe_on, JNI_FALSE);
 	(*env)->SetStaticLongField(env, tpj_probe_class, tpj_probe_now, (jlong)INT64_MIN);
 	tpj_jul_death(env); /* JUL records take the native path from now on */
-	pthread_mutex_lock(&tpj_pool_mu);
-	tpj_pool_keep = 1;
-	pthread_mutex_unlock(&tpj_pool_mu);
 	tadpole_flush(); /* the threads' names and log records first */
 	tpj_q_drain(); /* then what waits for the converter */
 	pthread_mutex_lock(&tpj_reg_mu);
@@ -1220,11 +1107,12 @@ static int tpj_idle_flush(JNIEnv *env, jobject buf, struct tpj_pbuf *b) {
 	if (n > 0 && n <= TPJ_PROBE_SIZE && (*env)->GetIntField(env, buf, tpj_buf_nc) > 0 && !tpj_idle_busy(env, owner) &&
 	    (*env)->GetIntField(env, buf, tpj_buf_gen) ==
 	        (*env)->GetStaticIntField(env, tpj_probe_class, tpj_probe_gen)) {
-		/* The owner is suspended between two appends: its buffer stays. */
-		const int64_t *a = (const int64_t *)(intptr_t)(*env)->GetLongField(env, buf, tpj_buf_base);
-		if (a != NULL && a != tpj_junk)
-			memcpy(b->w, a, (size_t)n * sizeof b->w[0]);
-		if (a != NULL && a != tpj_junk) {
+		jlongArray a = (jlongArray)(*env)->GetObjectField(env, buf, tpj_buf_a);
+		if (a != NULL) {
+			(*env)->GetLongArrayRegion(env, a, 0, n, (jlong *)b->w);
+			(*env)->DeleteLocalRef(env, a);
+		}
+		if (a != NULL && !tpj_exc(env)) {
 			b->tid = (int64_t)(*env)->GetLongField(env, buf, tpj_buf_tid);
 			b->n = (int)n;
 			tpj_jul_src = buf;

@@ -9,11 +9,9 @@ package io.tadpole;
  * <p>Each event is one long (two for exceptions) appended to the calling
  * thread's buffer: {@code line << 48 | id << 8 | kind}. A time record
  * ({@code ms << 8 | TIME}) goes first whenever the millisecond tick changed.
- * The buffer is native memory of the agent, written with Unsafe.putLong (no
- * bounds check, no array header). A full buffer crosses JNI once (flush0),
- * as does one whose events are AGE ms old when the thread records again:
- * the agent queues it as it is, with no copy, and gives the thread another.
- * The agent flushes the rest at thread end and at VM death. A probe reads one volatile word, NOW: the
+ * A full buffer crosses JNI once (flush0), as does one whose events are
+ * AGE ms old when the thread records again; the agent flushes the rest at
+ * thread end and at VM death. A probe reads one volatile word, NOW: the
  * millisecond tick while tracing, OFF while not; with tracing off that read
  * is all it does. The probes never throw.
  */
@@ -65,16 +63,6 @@ public final class Probe {
 	static final long AGE = 50;
 
 	static final ThreadLocal<Buf> BUF = new ThreadLocal<Buf>();
-
-	/**
-	 * Writes the buffers: java.base's own Unsafe, there in every JDK 9+
-	 * whatever modules an application resolves. The agent exports its
-	 * package to this class's module before it initialises this class.
-	 */
-	static final jdk.internal.misc.Unsafe U = jdk.internal.misc.Unsafe.getUnsafe();
-
-	/** Bytes per word of a buffer. */
-	static final int WORD_SHIFT = 3;
 
 	/** Slots of HOT, a power of two (TPJ_NHOT in jni/probe.c). */
 	static final int NHOT = 1024;
@@ -290,14 +278,7 @@ public final class Probe {
 
 	/** One thread's event buffer. */
 	static final class Buf {
-		/**
-		 * The address of the buffer's first word: SIZE longs of native
-		 * memory that the agent owns (a tpj_pbuf of jni/probe.c). register0
-		 * sets it, flush0 replaces it with the buffer the agent gives back,
-		 * and at thread end the agent points it at memory nobody reads.
-		 * Words [0, n) hold the events.
-		 */
-		long base;
+		final long[] a = new long[SIZE];
 		int n;
 		long last = -1;
 		long first; // tick of the buffer's first time word
@@ -321,10 +302,8 @@ public final class Probe {
 		static Buf make() {
 			try {
 				Buf b = new Buf(Thread.currentThread().getId());
-				register0(b);
-				if (b.base == 0) // no memory for its buffer: not traced
-					return null;
 				BUF.set(b);
+				register0(b);
 				return b;
 			} catch (Throwable x) {
 				return null;
@@ -336,15 +315,14 @@ public final class Probe {
 			int i = n;
 			if (t != last || i > SIZE - 2)
 				i = room(t, i);
-			U.putLong(base + ((long) i << WORD_SHIFT), v);
+			a[i] = v;
 			n = i + 1;
 		}
 
 		void put2(long v, long w) {
 			int i = room(tick, n);
-			long p = base + ((long) i << WORD_SHIFT);
-			U.putLong(p, v);
-			U.putLong(p + 8, w);
+			a[i] = v;
+			a[i + 1] = w;
 			n = i + 2;
 		}
 
@@ -374,6 +352,7 @@ public final class Probe {
 			char[] cs = b.chars;
 			String nm = b.owner.getName();
 			long t = tick;
+			long[] a = b.a;
 			if (nm != b.jname || t != b.last || i > SIZE - 2 || cs == null || c > cs.length - ml) {
 				int nl = nm == b.jname ? -1 : Math.min(nm.length(), JUL_NAME_MAX);
 				int need = nl > 0 ? ml + nl : ml;
@@ -406,32 +385,26 @@ public final class Probe {
 				}
 				if (nl >= 0) {
 					nm.getChars(0, nl, cs, c);
-					long p = b.base + ((long) i << WORD_SHIFT);
-					U.putLong(p, (long) nl << 32 | (long) c << 8 | JNAME);
-					U.putLong(p + 8, 0L);
+					a[i] = (long) nl << 32 | (long) c << 8 | JNAME;
+					a[i + 1] = 0;
 					i += 2;
 					c += nl;
 					b.jname = nm;
 				}
 			}
 			msg.getChars(0, ml, cs, c);
-			long p = b.base + ((long) i << WORD_SHIFT);
-			U.putLong(p, (long) ml << 32 | (hl >>> 32 & 0xFFFFFF) << 8 | JUL);
-			U.putLong(p + 8, (long) c << 32 | (hl & 0xFFFFFFFFL));
+			a[i] = (long) ml << 32 | (hl >>> 32 & 0xFFFFFF) << 8 | JUL;
+			a[i + 1] = (long) c << 32 | (hl & 0xFFFFFFFFL);
 			b.nc = c + ml;
 			b.n = i + 2;
 		}
 
-		/**
-		 * handOver hands the buffer's first i words to the agent, which
-		 * gives the thread an empty buffer in its place; it returns 0, where
-		 * the next word goes.
-		 */
+		/** handOver hands the buffer's first i words to the agent; it returns 0, where the next word goes. */
 		int handOver(int i) {
 			n = 0;
 			last = -1;
 			long t0 = System.nanoTime();
-			base = flush0(base, i, tid);
+			flush0(a, i, tid);
 			flushNanos += System.nanoTime() - t0;
 			flushes++;
 			return 0;
@@ -450,8 +423,7 @@ public final class Probe {
 			if (t != last) {
 				if (i == 0)
 					first = t;
-				U.putLong(base + ((long) i << WORD_SHIFT), t << 8 | TIME);
-				i++;
+				a[i++] = t << 8 | TIME;
 				last = t;
 			}
 			return i;
@@ -524,15 +496,8 @@ public final class Probe {
 		return t;
 	}
 
-	/**
-	 * flush0 hands the n words at address base (the calling thread's
-	 * buffer) to the agent and returns the address of the buffer the thread
-	 * writes next: an empty one, or base again when the words were
-	 * converted at once.
-	 */
-	static native long flush0(long base, int n, long tid);
+	static native void flush0(long[] a, int n, long tid);
 
-	/** register0 gives b its buffer (b.base stays 0 without memory) and registers it for thread end and VM death. */
 	static native void register0(Buf b);
 
 	static native int excType0(String name);
