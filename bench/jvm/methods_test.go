@@ -192,6 +192,10 @@ type methodSample struct {
 	rounds          int
 	calls           int64 // traced calls in the timed rounds, by the column's own count (-1: none)
 	analytic        int64 // calls the workload computes it made in them (-1: unknown)
+	// tadpole: wall ns the traced thread spent in the timed rounds handing
+	// full buffers to the agent (flush0, waits for a free buffer included;
+	// -1 for the other columns)
+	handover float64
 	// totals over the whole run (warm-up included): the ASM and JVMTI
 	// agents' counts, HQ's for tadpole
 	entries, exits, bubbles int64
@@ -226,7 +230,7 @@ func methodRuns(w, col string) []methodSample {
 }
 
 var (
-	resultRe = regexp.MustCompile(`result ns=(\d+) cpu=(-?\d+) proc=(-?\d+) calls=(-?\d+) analytic=(-?\d+)`)
+	resultRe = regexp.MustCompile(`result ns=(\d+) cpu=(-?\d+) proc=(-?\d+) calls=(-?\d+) analytic=(-?\d+) handover=(-?\d+)`)
 	asmRe    = regexp.MustCompile(`asm-total entries=(\d+) exits=(\d+) bubbles=(\d+)`)
 	asmClsRe = regexp.MustCompile(`asm-classes transformed=(\d+) failed=(\d+)`)
 	jvmtiRe  = regexp.MustCompile(`jvmti-total entries=(\d+) exits=(\d+) bubbles=(\d+)`)
@@ -258,7 +262,7 @@ func parseMethodRun(tb testing.TB, cmd *exec.Cmd, stdout, stderr string, rounds 
 		tb.Fatalf("%v: no result\nstdout:\n%s\nstderr:\n%s", cmd.Args, stdout, stderr)
 	}
 	return methodSample{wall: float64(atoi(m[1])), cpu: float64(atoi(m[2])), proc: float64(atoi(m[3])), rounds: rounds,
-		calls: atoi(m[4]), analytic: atoi(m[5]), entries: -1, exits: -1, bubbles: -1}
+		calls: atoi(m[4]), analytic: atoi(m[5]), handover: float64(atoi(m[6])), entries: -1, exits: -1, bubbles: -1}
 }
 
 func runMethodCmd(tb testing.TB, cmd *exec.Cmd, rounds int) (methodSample, string) {
@@ -555,6 +559,7 @@ type cell struct {
 	minCPU, maxCPU  float64
 	lost            string
 	hqNs            float64 // tadpole: HQ's CPU ns per event, median run
+	handover        float64 // tadpole: the traced thread's hand-over wall ns per round, median run (-1: none)
 }
 
 func methodCell(w, col string) (cell, bool) {
@@ -565,7 +570,10 @@ func methodCell(w, col string) (cell, bool) {
 	m := r[(len(r)-1)/2]
 	rd := float64(m.rounds)
 	c := cell{n: len(r), wall: m.wall / rd, cpu: m.cpu / rd, proc: m.proc / rd,
-		minCPU: r[0].cpu / float64(r[0].rounds), maxCPU: r[len(r)-1].cpu / float64(r[len(r)-1].rounds)}
+		minCPU: r[0].cpu / float64(r[0].rounds), maxCPU: r[len(r)-1].cpu / float64(r[len(r)-1].rounds), handover: -1}
+	if m.handover >= 0 {
+		c.handover = m.handover / rd
+	}
 	if ev := m.entries + m.exits + m.bubbles; m.hqCPU > 0 && ev > 0 {
 		c.hqNs = m.hqCPU / float64(ev)
 	}
@@ -619,6 +627,10 @@ func printMethodTable(out io.Writer, e *methodsEnv) {
 				fmt.Fprintf(out, "  %-12s per event: %.1f CPU ns of the JVM's other threads over plain's (the agent's "+
 					"drain and encoder), %.1f CPU ns of HQ (this process, the whole run)\n", "",
 					((c.proc-c.cpu)-(p.proc-p.cpu))/(2*cpr), c.hqNs)
+				if c.handover >= 0 {
+					fmt.Fprintf(out, "  %-12s traced thread: %.2f wall ns per traced call in handing full buffers over "+
+						"(flush0, waits for a free buffer included: the wall it loses while the agent or HQ is behind)\n", "", c.handover/cpr)
+				}
 			}
 		}
 		t, ok := added[colTadpole]

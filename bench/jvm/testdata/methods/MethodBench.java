@@ -9,13 +9,15 @@
  * compilation per round, in this JVM, through javax.tools). It runs WARMUP
  * untimed rounds, then ROUNDS timed ones, and prints
  *
- *   result ns=T cpu=C proc=P calls=N analytic=A
+ *   result ns=T cpu=C proc=P calls=N analytic=A handover=H
  *
  * T the wall nanoseconds of the timed rounds, C this thread's CPU time in
  * them, P the process's (every thread: JIT, GC, an agent's own threads), N the traced calls the counting agent saw in the timed rounds (-1
  * without one; system property bench.counter: "asm" asks the ASM agent's
  * probe class, "jvmti" the JVMTI agent through a native method it exports),
- * A the calls the workload knows it makes in them (-1 when it cannot say).
+ * A the calls the workload knows it makes in them (-1 when it cannot say),
+ * H the wall nanoseconds this thread spent in them handing full buffers to
+ * tadpole's agent (io.tadpole.Probe.flushNanos; -1 without tadpole).
  * The classes under test (package work, or javac's) are traced; this class
  * is not.
  */
@@ -41,6 +43,15 @@ public class MethodBench {
 			return jvmtiCounts();
 		}
 		return null;
+	}
+
+	/** handover is io.tadpole.Probe.flushNanos() of this thread, -1 without tadpole. */
+	static long handover() {
+		try {
+			return (Long) Class.forName("io.tadpole.Probe").getMethod("flushNanos").invoke(null);
+		} catch (ReflectiveOperationException | LinkageError x) {
+			return -1;
+		}
 	}
 
 	static long fibCalls(int n) {
@@ -97,6 +108,7 @@ public class MethodBench {
 		ThreadMXBean mx = ManagementFactory.getThreadMXBean();
 		com.sun.management.OperatingSystemMXBean os =
 				(com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+		long h0 = handover();
 		long p0 = os.getProcessCpuTime();
 		long c0 = mx.getCurrentThreadCpuTime();
 		long t0 = System.nanoTime();
@@ -106,9 +118,11 @@ public class MethodBench {
 		long ns = System.nanoTime() - t0;
 		long cpu = mx.getCurrentThreadCpuTime() - c0;
 		long proc = os.getProcessCpuTime() - p0;
+		long h = handover();
 		long[] after = counts(counter);
 		long calls = before == null ? -1 : after[0] - before[0];
 		System.out.println("result ns=" + ns + " cpu=" + cpu + " proc=" + proc + " calls=" + calls + " analytic="
-				+ (perRound < 0 ? -1 : perRound * rounds) + " sink=" + (sink & 1));
+				+ (perRound < 0 ? -1 : perRound * rounds) + " handover=" + (h < 0 || h0 < 0 ? -1 : h - h0)
+				+ " sink=" + (sink & 1));
 	}
 }
