@@ -392,12 +392,17 @@ func traced(name string, boot bool) bool {
 	return pol.wants(name, boot)
 }
 
+// leaves gives leaf methods their one probe (instrument.Config.Leaves);
+// TADPOLE_LEAVES=off turns it off, to compare.
+var leaves = os.Getenv("TADPOLE_LEAVES") != "off"
+
 // instrumenters are per-goroutine rewriters (an Instrumenter is not safe
 // for concurrent use).
 var instrumenters = sync.Pool{New: func() any {
 	cfg := instrument.DefaultConfig()
 	cfg.PassThrowable = true
 	cfg.PackedWords = true
+	cfg.Leaves = leaves
 	cfg.Exclude = append(cfg.Exclude, "io/tadpole/")
 	cfg.MethodSig = func(class, name, desc string, access int, sig string) (int32, bool) {
 		return agent.NewMethod(sig).ID(), true
