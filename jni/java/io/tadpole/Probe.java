@@ -31,9 +31,9 @@ public final class Probe {
 	 * The probes' one read: tick while on, OFF while off. Whoever turns
 	 * the probes on sets on, then NOW; whoever turns them off sets on, then
 	 * NOW to OFF (the tick thread sets NOW while on, then looks at on
-	 * again).
+	 * again). Public: leaf methods of every module read it at their entry.
 	 */
-	static volatile long now = OFF;
+	public static volatile long now = OFF;
 
 	/**
 	 * The tracing epoch of the agent (state0) that gen was last raised
@@ -532,9 +532,9 @@ public final class Probe {
 					// what the buffers hold from before is not of it. The
 					// first one finds them empty (the agent sets epoch when
 					// it turns the probes on at VM start).
+					onAt = ms;
 					if (epoch != -1)
 						gen++;
-					onAt = ms;
 					epoch = ep;
 					on = true;
 				} else if (!t && on) {
