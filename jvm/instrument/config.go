@@ -101,6 +101,10 @@ type Config struct {
 	// Defaults "now", "leaf", "bubbleLeaf".
 	Leaves                bool
 	Now, Leaf, LeafBubble string
+	// LeafCalls, when set, names the static methods a leaf may still call
+	// (invokestatic): methods that run no traced code and call none back,
+	// such as Integer.compare with java.lang untraced. Nil: none.
+	LeafCalls func(class, name, desc string) bool
 }
 
 // DefaultExclude is the exclusion list of DefaultConfig: classes the helper

@@ -125,7 +125,7 @@ func (x *Instrumenter) instrumentCode(m *Method, id int32, major uint16, pool Po
 	// tick is the slot of a leaf method's tick local, -1 for other methods.
 	tick := -1
 	if leaves {
-		if lp, ok := isLeaf(m, code, insns, pool); ok {
+		if lp, ok := isLeaf(m, code, insns, pool, x.cfg.LeafCalls); ok {
 			if err := x.leafs.resolve(&x.cfg, lp, pool); err != nil {
 				return nil, err
 			}

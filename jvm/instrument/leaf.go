@@ -41,6 +41,9 @@ type leafPool interface {
 	// Plain reports whether the constant at idx is an Integer, Float,
 	// Long, Double or String: loading it runs no code of the program.
 	Plain(idx uint16) bool
+	// MemberClass returns the class of the Fieldref, Methodref or
+	// InterfaceMethodref at idx, "" when idx is none.
+	MemberClass(idx uint16) string
 }
 
 func (c classPool) Fieldref(class, name, desc string) (uint16, error) {
@@ -90,20 +93,24 @@ func (r *leafRefs) resolve(c *Config, p leafPool, pool Pool) error {
 // of which could run traced code, a class initializer, between its entry
 // and its exit, or leave it by athrow), has no subroutines, and has room
 // for two more locals.
-func isLeaf(m *Method, code []byte, insns []Insn, pool Pool) (leafPool, bool) {
+func isLeaf(m *Method, code []byte, insns []Insn, pool Pool, calls func(class, name, desc string) bool) (leafPool, bool) {
 	lp, ok := pool.(leafPool)
 	if !ok || m.Code.MaxLocals > maxLeafLocals || m.Name == "<init>" {
 		return nil, false
 	}
 	for _, in := range insns {
 		switch in.Op {
-		case OpInvokevirtual, OpInvokespecial, OpInvokestatic, OpInvokeinterf, OpInvokedynamic,
+		case OpInvokestatic:
+			if calls == nil || !leafCall(lp, pool, code, in, calls) {
+				return nil, false
+			}
+		case OpInvokevirtual, OpInvokespecial, OpInvokeinterf, OpInvokedynamic,
 			OpAthrow, OpNew, OpJsr, OpJsrW, OpRet:
 			return nil, false
 		case OpGetstatic, OpPutstatic:
 			// The class's own statics: it is initialized (or being
 			// initialized by this thread) while its code runs.
-			if !ownField(pool, code, in, m.Class) {
+			if lp.MemberClass(binary.BigEndian.Uint16(code[in.Off+1:])) != m.Class {
 				return nil, false
 			}
 		case OpLdc:
@@ -119,19 +126,25 @@ func isLeaf(m *Method, code []byte, insns []Insn, pool Pool) (leafPool, bool) {
 	return lp, true
 }
 
-// ownField reports whether the field instruction in refers to a field of class.
-func ownField(pool Pool, code []byte, in Insn, class string) bool {
-	cp, ok := pool.(interface{ FieldClass(uint16) string })
-	return ok && cp.FieldClass(binary.BigEndian.Uint16(code[in.Off+1:])) == class
+// leafCall reports whether the invokestatic in is one calls allows.
+func leafCall(lp leafPool, pool Pool, code []byte, in Insn, calls func(class, name, desc string) bool) bool {
+	i := binary.BigEndian.Uint16(code[in.Off+1:])
+	class := lp.MemberClass(i)
+	if class == "" {
+		return false
+	}
+	name, desc, err := pool.Member(i)
+	return err == nil && calls(class, name, desc)
 }
 
-// FieldClass returns the class of the Fieldref at i, "" when i is none.
-func (c classPool) FieldClass(i uint16) string {
-	if c.p.Tag(i) != classfile.TagFieldref {
-		return ""
+// MemberClass returns the class of the member reference at i, "" when i is none.
+func (c classPool) MemberClass(i uint16) string {
+	switch c.p.Tag(i) {
+	case classfile.TagFieldref, classfile.TagMethodref, classfile.TagInterfaceMethodref:
+		class, _, _ := c.p.MemberRef(i)
+		return class
 	}
-	class, _, _ := c.p.MemberRef(i)
-	return class
+	return ""
 }
 
 // localOp appends op (lload or lstore) of local l in its shortest form.

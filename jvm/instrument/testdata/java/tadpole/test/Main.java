@@ -346,6 +346,11 @@ class Leaves {
         return seed >>> 33;
     }
 
+    /** Leaves calling untraced JDK statics (Config.LeafCalls); floorDiv throws on 0. */
+    int cmp(Leaves o) { return Integer.compare(key, o.key); }
+
+    static int clampDiv(int a, int b) { return Math.max(-5, Math.min(Math.floorDiv(a, b), 5)); }
+
     static String name(int i) { return i % 2 == 0 ? "even" : "odd"; }
 
     static int lengthOf(Object o) { return ((int[]) o).length; }
@@ -362,7 +367,12 @@ class Leaves {
         for (int i = 0; i < ls.length; i++)
             for (int j = 0; j < ls.length; j++) s += ls[i].compareTo(ls[j]) + (ls[i].same(ls[j]) ? 1 : 0) + ls[j].key();
         s += sum(TABLE) + (long) mean(1.5, 40, 2.5) + safeDiv(7, 0) + safeDiv(9, 2) + syncLeaf(3) + next() + name(3).length();
-        s += lengthOf(TABLE) + wide(5);
+        s += lengthOf(TABLE) + wide(5) + ls[3].cmp(ls[4]) + clampDiv(70, 3);
+        try {
+            s += clampDiv(1, 0);
+        } catch (ArithmeticException e) {
+            s += 13;
+        }
         for (int i = 0; i < 12; i++) {
             try {
                 s += div(i, i % 4);
