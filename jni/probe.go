@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -392,12 +393,36 @@ func traced(name string, boot bool) bool {
 	return pol.wants(name, boot)
 }
 
+// leaves gives leaf methods their one probe (instrument.Config.Leaves);
+// TADPOLE_LEAVES=off turns it off, to compare.
+var leaves = os.Getenv("TADPOLE_LEAVES") != "off"
+
+// leafCallClasses are the classes whose static methods with primitive
+// arguments a leaf method may call (Integer.compare, Math.max…): they
+// call no method of the program back, and while the policy leaves them
+// untraced they record nothing.
+var leafCallClasses = []string{
+	"java/lang/Math", "java/lang/StrictMath", "java/lang/Integer", "java/lang/Long", "java/lang/Short",
+	"java/lang/Byte", "java/lang/Character", "java/lang/Boolean", "java/lang/Float", "java/lang/Double",
+}
+
+// leafCall is instrument.Config.LeafCalls.
+func leafCall(class, name, desc string) bool {
+	if !slices.Contains(leafCallClasses, class) || traced(class, true) {
+		return false
+	}
+	end := strings.IndexByte(desc, ')')
+	return strings.HasPrefix(desc, "(") && end > 0 && !strings.ContainsAny(desc[1:end], "L[")
+}
+
 // instrumenters are per-goroutine rewriters (an Instrumenter is not safe
 // for concurrent use).
 var instrumenters = sync.Pool{New: func() any {
 	cfg := instrument.DefaultConfig()
 	cfg.PassThrowable = true
 	cfg.PackedWords = true
+	cfg.Leaves = leaves
+	cfg.LeafCalls = leafCall
 	cfg.Exclude = append(cfg.Exclude, "io/tadpole/")
 	cfg.MethodSig = func(class, name, desc string, access int, sig string) (int32, bool) {
 		return agent.NewMethod(sig).ID(), true

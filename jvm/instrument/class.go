@@ -83,6 +83,7 @@ func (x *Instrumenter) instrumentParsed(c *classfile.Class) ([]byte, *ClassResul
 	}
 	x.refs = probeRefs{}
 	x.sites = siteRefs{}
+	x.leafs = leafRefs{}
 	x.codes.Reset() // the previous class was written: its codes are free
 	pool := classPool{c.Pool}
 	changed := false

@@ -92,6 +92,19 @@ type Config struct {
 	// first (ThrownThrowableDesc, BubbleThrowableDesc); max_stack then grows
 	// by 3 instead of 2.
 	PassThrowable bool
+	// Leaves gives a leaf method (one that calls nothing; see leaf.go)
+	// one probe per return instead of an entry and an exit probe: its
+	// entry stores the helper's static long field Now (NowDesc) in a new
+	// local, each return calls Leaf (LeafDesc) with it and the exit word,
+	// and its catch-all calls LeafBubble (LeafBubbleDesc, or
+	// LeafBubbleThrowableDesc with PassThrowable). Requires PackedWords.
+	// Defaults "now", "leaf", "bubbleLeaf".
+	Leaves                bool
+	Now, Leaf, LeafBubble string
+	// LeafCalls, when set, names the static methods a leaf may still call
+	// (invokestatic): methods that run no traced code and call none back,
+	// such as Integer.compare with java.lang untraced. Nil: none.
+	LeafCalls func(class, name, desc string) bool
 }
 
 // DefaultExclude is the exclusion list of DefaultConfig: classes the helper
@@ -109,6 +122,7 @@ func DefaultConfig() Config {
 		Helper: "io/tadpole/Probe",
 		Enter:  "enter", Exit: "exit", Thrown: "thrown", Bubble: "bubble",
 		Site: "site", SiteEnd: "siteEnd",
+		Now: "now", Leaf: "leaf", LeafBubble: "bubbleLeaf",
 		Exclude: append([]string(nil), DefaultExclude...),
 	}
 }
@@ -124,6 +138,12 @@ func (c *Config) Verify() error {
 	names := []string{c.Enter, c.Exit, c.Thrown, c.Bubble}
 	if len(c.Sites) > 0 {
 		names = append(names, c.Site, c.SiteEnd)
+	}
+	if c.Leaves {
+		if !c.PackedWords {
+			return errors.Join(ErrConfig, errors.New("instrument: Leaves without PackedWords"))
+		}
+		names = append(names, c.Now, c.Leaf, c.LeafBubble)
 	}
 	for _, n := range names {
 		if n == "" || strings.ContainsAny(n, ".;[/<>") {

@@ -19,6 +19,20 @@
 // with PassThrowable): 8 bytes per chunk instead of up to 12. A class whose
 // constant pool is full gets the two ints.
 //
+// With Config.Leaves (and PackedWords) a leaf method, one that calls
+// nothing (no invoke or invokedynamic, athrow, new, static field of
+// another class, jsr, or ldc of a constant that runs code), gets one probe
+// per return instead of two: its entry stores the helper's tick field in a
+// long local appended to its locals (wide past slot 255; a method with
+// max_locals above 65533 gets the usual probes), each return passes it
+// with the exit word, and the catch-all passes it to bubbleLeaf:
+//
+//	entry   [nop*] getstatic now:J; lstore t                    before the first instruction
+//	exit    [nop*] lload t; ldc2_w word; invokestatic leaf(JJ)V before ireturn…return
+//	handler [nop*] [dup] push id; lload t; invokestatic bubbleLeaf; athrow
+//
+// Every frame of a leaf becomes a full frame holding the tick local.
+//
 // With Config.PassThrowable the thrown and bubble probes first dup the
 // exception and pass it (ThrownThrowableDesc, BubbleThrowableDesc), so the
 // helper can map its class; max_stack then grows by 3. Config.MethodSig

@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 
@@ -13,6 +14,7 @@ type Instrumenter struct {
 	cfg   Config
 	next  int32 // next id when Config.MethodID is nil
 	refs  probeRefs
+	leafs leafRefs
 	sites siteRefs
 	// scratch reused across methods
 	insns   []Insn
@@ -77,6 +79,10 @@ var dupHead = []byte{byte(OpDup)}
 // modified. A method that cannot be instrumented returns a typed error and
 // should be kept as it is.
 func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Pool) (*Code, error) {
+	return x.instrumentCode(m, id, major, pool, x.cfg.Leaves && !x.cfg.SitesOnly)
+}
+
+func (x *Instrumenter) instrumentCode(m *Method, id int32, major uint16, pool Pool, leaves bool) (*Code, error) {
 	c := m.Code
 	code := c.Bytecode
 	if len(code) == 0 {
@@ -116,6 +122,16 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 	} else if err := x.refs.resolve(&x.cfg, pool); err != nil {
 		return nil, err
 	}
+	// tick is the slot of a leaf method's tick local, -1 for other methods.
+	tick := -1
+	if leaves {
+		if lp, ok := isLeaf(m, code, insns, pool, x.cfg.LeafCalls); ok {
+			if err := x.leafs.resolve(&x.cfg, lp, pool); err != nil {
+				return nil, err
+			}
+			tick = int(c.MaxLocals)
+		}
+	}
 	lines := newLineTable(c.Lines)
 	x.arena = x.arena[:0]
 	// The id is pushed the same way by every probe: one pool lookup.
@@ -135,7 +151,12 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		if sitesOnly {
 			continue
 		}
-		if i == entry {
+		if i == entry && tick >= 0 {
+			b := binary.BigEndian.AppendUint16([]byte{byte(OpGetstatic)}, x.leafs.now)
+			var c []byte
+			x.arena, c = padded(x.arena, localOp(b, opLstore, tick))
+			chunks = append(chunks, Chunk{At: in.Off, Bytes: c})
+		} else if i == entry {
 			var b []byte
 			x.arena, b, err = probe(x.arena, x.refs.enter, pool, nil, idPush, false, 0)
 			if err != nil {
@@ -167,7 +188,15 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		if wordRef != 0 {
 			w, ok = pushWord(w, kind, id, line, pool)
 		}
-		if ok {
+		if tick >= 0 {
+			if !ok {
+				return x.instrumentCode(m, id, major, pool, false)
+			}
+			var lb [16]byte
+			body := append(localOp(lb[:0], opLload, tick), w...)
+			body = binary.BigEndian.AppendUint16(append(body, byte(OpInvokestatic)), x.leafs.leaf)
+			x.arena, b = padded(x.arena, body)
+		} else if ok {
 			x.arena, b, err = probeHead(x.arena, wordRef, pool, head, nil, w, false, 0)
 		} else {
 			x.arena, b, err = probeHead(x.arena, ref, pool, head, nil, idPush, true, line)
@@ -204,6 +233,13 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		// handler holds the exception alone.
 		x.arena, handler, err = probe(x.arena, x.sites.end, pool, []byte{byte(OpAthrow)}, nil, false, 0)
 		stack = 1
+	} else if tick >= 0 {
+		var hb [16]byte
+		b := append(append(hb[:0], hhead...), idPush...)
+		b = localOp(b, opLload, tick)
+		b = binary.BigEndian.AppendUint16(append(b, byte(OpInvokestatic)), x.leafs.bubble)
+		x.arena, handler = padded(x.arena, append(b, byte(OpAthrow)))
+		stack = leafStack
 	} else {
 		x.arena, handler, err = probeHead(x.arena, x.refs.bubble, pool, hhead, []byte{byte(OpAthrow)}, idPush, false, 0)
 	}
@@ -214,9 +250,13 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 	if hpc+len(handler) > MaxCodeLen {
 		return nil, codeErr(0, ErrTooLarge, "%d bytes", hpc+len(handler))
 	}
+	maxStack, maxLocals := int(c.MaxStack)+stack, c.MaxLocals
+	if tick >= 0 {
+		maxStack, maxLocals = max(maxStack, leafHandlerStack), uint16(tick+2)
+	}
 	out := &Code{
-		MaxStack:  uint16(min(int(c.MaxStack)+stack, math.MaxUint16)),
-		MaxLocals: c.MaxLocals,
+		MaxStack:  uint16(min(maxStack, math.MaxUint16)),
+		MaxLocals: maxLocals,
 		Bytecode:  append(l.Code, handler...),
 		HasFrames: hasFrames || major >= frameVersion,
 	}
@@ -257,8 +297,16 @@ func (x *Instrumenter) InstrumentCode(m *Method, id int32, major uint16, pool Po
 		}
 		// Empty locals are assignable from every frame in the range (in a
 		// constructor the range starts after super(), where this is initialized).
+		// A leaf's tick local is set before the range and never changed.
+		var hlocals []VType
+		if tick >= 0 {
+			if err := leafFrames(m, pool, out.Frames, tick); err != nil {
+				return nil, err
+			}
+			hlocals = withTick(nil, tick)
+		}
 		out.Frames = append(out.Frames, Frame{
-			Offset: hpc, Kind: classfile.FrameFull,
+			Offset: hpc, Kind: classfile.FrameFull, Locals: hlocals,
 			Stack: []VType{{Tag: classfile.VObject, Index: x.refs.throwable}},
 		})
 	}

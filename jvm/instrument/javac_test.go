@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,12 +15,19 @@ import (
 // patches them into the module, and compiles the test program with that
 // javac under -Xverify:all: javac works (the program it compiled prints the
 // same result), and the probe helper finds entries = exits + bubbles with
-// matching ids on every thread.
+// matching ids on every thread. Twice: with the usual probes, and with
+// PackedWords and Leaves, as the agent rewrites.
 func TestJavacVerifies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("instrumented javac run skipped in -short mode")
 	}
 	corpus := jdkcorpus.Require(t)
+	for _, leaves := range []bool{false, true} {
+		t.Run(fmt.Sprintf("Leaves=%v", leaves), func(t *testing.T) { javacVerifies(t, corpus, leaves) })
+	}
+}
+
+func javacVerifies(t *testing.T, corpus string, leaves bool) {
 	javac, java := requireTool(t, "javac"), requireTool(t, "java")
 	dir := t.TempDir()
 	probes, patch := filepath.Join(dir, "probes"), filepath.Join(dir, "patch")
@@ -28,6 +36,7 @@ func TestJavacVerifies(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Helper = "tadpole/test/Probe"
 	cfg.Exclude = nil
+	cfg.PackedWords, cfg.Leaves = leaves, leaves
 	x, err := New(&cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +94,9 @@ func TestJavacVerifies(t *testing.T) {
 	threads := probeThreads(t, stderr)
 	if th := threads["main"]; th == nil || th["live"] != strconv.Itoa(int(mainID)) {
 		t.Errorf("main thread live frames %v; want only javac's Main.main (%d)", th, mainID)
+	}
+	if m := threads["main"]; leaves != (m != nil && m["leaves"] != "0") {
+		t.Errorf("leaves %v: main thread's leaf probes %v", leaves, m)
 	}
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	t.Logf("instrumented javac: %s", lines[len(lines)-1])

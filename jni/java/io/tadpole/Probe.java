@@ -31,9 +31,9 @@ public final class Probe {
 	 * The probes' one read: tick while on, OFF while off. Whoever turns
 	 * the probes on sets on, then NOW; whoever turns them off sets on, then
 	 * NOW to OFF (the tick thread sets NOW while on, then looks at on
-	 * again).
+	 * again). Public: leaf methods of every module read it at their entry.
 	 */
-	static volatile long now = OFF;
+	public static volatile long now = OFF;
 
 	/**
 	 * The tracing epoch of the agent (state0) that gen was last raised
@@ -50,6 +50,13 @@ public final class Probe {
 	 * a stop or suspend, never handed over) drops them.
 	 */
 	static volatile int gen;
+
+	/**
+	 * The millisecond the tick thread last turned the probes on for a new
+	 * tracing epoch: a leaf call (leaf) whose entry tick is older began
+	 * before it, and its entry is not recorded.
+	 */
+	static volatile long onAt;
 
 	static final long ENTRY = 0, EXIT = 1, THROWN = 2, BUBBLE = 3, TIME = 4;
 
@@ -115,6 +122,66 @@ public final class Probe {
 		long t = now;
 		if (t != OFF)
 			record(t, w);
+	}
+
+	/**
+	 * The probe of a leaf method (one that calls nothing: jvm/instrument's
+	 * Leaves), before each of its returns: t0 is the value of now the
+	 * method read at its entry (a long local, no call), w its exit word.
+	 * It records the entry (w with line and kind cleared) and the exit
+	 * with one thread lookup. The common case, the same millisecond
+	 * as the entry, stays within C2's MaxInlineSize.
+	 */
+	public static void leaf(long t0, long w) {
+		if (t0 == now) {
+			if (t0 != OFF)
+				pair(t0, w);
+		} else
+			leafSlow(t0, w);
+	}
+
+	/** pair appends the entry and the exit of the leaf call of exit word w at time t. */
+	static void pair(long t, long w) {
+		Buf b = buf();
+		if (b != null)
+			b.pair(t, w);
+	}
+
+	/**
+	 * leafSlow is leaf across a millisecond or a change of tracing: the
+	 * entry at its own time, unless the call began while tracing was off
+	 * or in an earlier tracing epoch (then the exit alone, as exit records
+	 * it); nothing when tracing is off now.
+	 */
+	static void leafSlow(long t0, long w) {
+		long t = now;
+		if (t == OFF)
+			return;
+		Buf b = buf();
+		if (b == null)
+			return;
+		if (t0 != OFF && t0 >= onAt) {
+			// Never before what the thread recorded last: the time
+			// records of a buffer only go forward.
+			b.put(Math.max(t0, Math.min(b.last, t)), w & 0x0000FFFFFFFFFF00L);
+		}
+		b.put(t, w);
+	}
+
+	/**
+	 * bubbleLeaf is bubble in a leaf method's catch-all: the entry it
+	 * deferred (at t0, by leafSlow's rules), then the bubble.
+	 */
+	public static void bubbleLeaf(Throwable x, int id, long t0) {
+		long t = now;
+		if (t == OFF)
+			return;
+		if (t0 != OFF && t0 >= onAt) {
+			Buf b = buf();
+			if (b != null)
+				b.put(Math.max(t0, Math.min(b.last, t)), (long) id << 8);
+		}
+		bubble(x, id);
 	}
 
 	/** record appends the event word w at time t (a value of now). */
@@ -319,6 +386,17 @@ public final class Probe {
 			n = i + 1;
 		}
 
+		/** pair appends the entry and the exit of exit word w at time t (a value of NOW, not OFF). */
+		void pair(long t, long w) {
+			int i = n;
+			if (t != last || i > SIZE - 2)
+				i = room(t, i);
+			long[] a = this.a;
+			a[i] = w & 0x0000FFFFFFFFFF00L; // id << 8 | ENTRY
+			a[i + 1] = w;
+			n = i + 2;
+		}
+
 		void put2(long v, long w) {
 			int i = room(tick, n);
 			a[i] = v;
@@ -454,6 +532,7 @@ public final class Probe {
 					// what the buffers hold from before is not of it. The
 					// first one finds them empty (the agent sets epoch when
 					// it turns the probes on at VM start).
+					onAt = ms;
 					if (epoch != -1)
 						gen++;
 					epoch = ep;

@@ -15,7 +15,7 @@ public final class Probe {
         final String thread;
         int[] stack = new int[64];
         int depth;
-        long enters, exits, bubbles, throwns, mismatches;
+        long enters, exits, bubbles, throwns, leaves, mismatches;
         String firstMismatch;
 
         State(String thread) { this.thread = thread; }
@@ -94,6 +94,39 @@ public final class Probe {
         }
     }
 
+    /**
+     * The tick the rewriter's leaf methods (Config.Leaves) store at their
+     * entry: never changed, so leaf and bubbleLeaf can check that t0 is it.
+     */
+    public static long now = 0x1234_5678_9ABCL;
+
+    /** A leaf method's return: its entry and exit at once. */
+    public static void leaf(long t0, long w) {
+        State s = state();
+        s.leaves++;
+        if (t0 != now) {
+            s.mismatches++;
+            if (s.firstMismatch == null) s.firstMismatch = "leaf t0 " + t0;
+        }
+        int id = (int) (w >>> 8);
+        s.enters++;
+        s.push(id);
+        exit(w);
+    }
+
+    /** A leaf method's catch-all: its deferred entry, then the bubble. */
+    public static void bubbleLeaf(int id, long t0) {
+        State s = state();
+        s.leaves++;
+        if (t0 != now) {
+            s.mismatches++;
+            if (s.firstMismatch == null) s.firstMismatch = "bubbleLeaf t0 " + t0;
+        }
+        s.enters++;
+        s.push(id);
+        bubble(id);
+    }
+
     public static void bubble(int id) {
         State s = state();
         s.bubbles++;
@@ -111,7 +144,7 @@ public final class Probe {
                 ok &= good;
                 enters += s.enters;
                 System.err.println("probe: thread=" + s.thread + " enters=" + s.enters + " exits=" + s.exits
-                        + " bubbles=" + s.bubbles + " thrown=" + s.throwns + " depth=" + s.depth + " live=" + live
+                        + " bubbles=" + s.bubbles + " thrown=" + s.throwns + " leaves=" + s.leaves + " depth=" + s.depth + " live=" + live
                         + " mismatches=" + s.mismatches + (s.firstMismatch == null ? "" : " first=" + s.firstMismatch)
                         + (good ? "" : " BAD"));
             }
