@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,27 +17,16 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/internal/testhq"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
 	"golang.org/x/sys/unix"
 )
-
-// sockDir is a directory for Unix sockets, with a path short enough for
-// sun_path (t.TempDir's can pass 107 bytes).
-func sockDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "agentsock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
 
 // TestHQUnix: the agent traces into HQ through a Unix socket file and an
 // abstract one, its control and both data connections through it; every
 // call arrives, gap-free, in each goroutine's order.
 func TestHQUnix(t *testing.T) {
-	for _, addr := range []string{"unix:" + filepath.Join(sockDir(t), "hq.sock"), fmt.Sprintf("@tadpole-agent-test-%d", os.Getpid())} {
+	for _, addr := range []string{"unix:" + filepath.Join(testpeers.SockDir(t, "agentsock"), "hq.sock"), fmt.Sprintf("@tadpole-agent-test-%d", os.Getpid())} {
 		t.Run(addr, func(t *testing.T) {
 			h := testhq.Start(t, func(c *hq.Config) {
 				c.Listen = addr
@@ -84,7 +72,7 @@ func TestHQUnix(t *testing.T) {
 func TestHQLateUnix(t *testing.T) {
 	for _, stale := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stale=%v", stale), func(t *testing.T) {
-			path := filepath.Join(sockDir(t), "hq.sock")
+			path := filepath.Join(testpeers.SockDir(t, "agentsock"), "hq.sock")
 			if stale {
 				ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 				if err != nil {
@@ -120,38 +108,10 @@ func TestHQLateUnix(t *testing.T) {
 	}
 }
 
-// asNobody runs f without root's file permissions: as root, on a thread of
-// its own whose file-system user and group are nobody's (setfsuid clears
-// CAP_DAC_OVERRIDE there); the thread ends with f. Other users run f as
-// they are.
-func asNobody(t *testing.T, f func()) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		f()
-		return
-	}
-	const nobody = 65534
-	done := make(chan bool)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		unix.Setfsgid(nobody)
-		unix.Setfsuid(nobody)
-		if cur, _ := unix.SetfsuidRetUid(-1); cur != nobody {
-			done <- false
-			return
-		}
-		f()
-		done <- true
-	}()
-	if !<-done {
-		t.Skip("cannot drop file permissions on this thread")
-	}
-}
-
 // TestDialUnixErrors: what a failed dial of a Unix socket says, and
 // whether trying again may mend it.
 func TestDialUnixErrors(t *testing.T) {
-	dir := sockDir(t)
+	dir := testpeers.SockDir(t, "agentsock")
 	log, _ := newLogger("none", LevelOff)
 	dial := func(addr string) error {
 		_, err := newSession(testConfig(addr), log).dial(context.Background(), firstDial)
@@ -174,7 +134,7 @@ func TestDialUnixErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var denied error
-	asNobody(t, func() { denied = dial("unix:" + live) })
+	testpeers.AsNobody(t, func() { denied = dial("unix:" + live) })
 	for _, tc := range []struct {
 		name  string
 		err   error
@@ -207,7 +167,7 @@ func TestDialUnixErrors(t *testing.T) {
 // send buffer (the kernel doubles what it is asked, up to twice
 // net.core.wmem_max).
 func TestUnixSendBuffer(t *testing.T) {
-	path := filepath.Join(sockDir(t), "hq.sock")
+	path := filepath.Join(testpeers.SockDir(t, "agentsock"), "hq.sock")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,19 +18,15 @@ import (
 
 	"github.com/tadpole-trace/tadpole/hq"
 	"github.com/tadpole-trace/tadpole/hq/hqtest"
+	"github.com/tadpole-trace/tadpole/internal/testpeers"
 	"github.com/tadpole-trace/tadpole/transport/bytefrog"
-	"golang.org/x/sys/unix"
 )
 
 // sockPath is a Unix socket path in a directory of the test's, short
 // enough for sun_path (t.TempDir's names can pass 107 bytes).
 func sockPath(t testing.TB) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "hqsock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testpeers.SockDir(t, "hqsock")
 	return filepath.Join(dir, "hq.sock")
 }
 
@@ -190,34 +185,6 @@ func TestListenInUse(t *testing.T) {
 	}
 }
 
-// asNobody runs f without root's file permissions: as root, on a thread of
-// its own whose file-system user and group are nobody's (setfsuid clears
-// CAP_DAC_OVERRIDE there); the thread ends with f. Other users run f as
-// they are.
-func asNobody(t *testing.T, f func()) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		f()
-		return
-	}
-	const nobody = 65534
-	done := make(chan bool)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		unix.Setfsgid(nobody)
-		unix.Setfsuid(nobody)
-		if cur, _ := unix.SetfsuidRetUid(-1); cur != nobody {
-			done <- false
-			return
-		}
-		f()
-		done <- true
-	}()
-	if !<-done {
-		t.Skip("cannot drop file permissions on this thread")
-	}
-}
-
 // TestListenNoAccess: HQ's user may not create the socket: a clear error.
 func TestListenNoAccess(t *testing.T) {
 	dir := filepath.Dir(sockPath(t))
@@ -226,7 +193,7 @@ func TestListenNoAccess(t *testing.T) {
 	must(t, err)
 	defer srv.Close()
 	path := filepath.Join(dir, "hq.sock")
-	asNobody(t, func() { err = srv.Listen("unix:" + path) })
+	testpeers.AsNobody(t, func() { err = srv.Listen("unix:" + path) })
 	if !errors.Is(err, hq.ErrNoAccess) || !strings.Contains(err.Error(), "may not create a socket in "+dir) {
 		t.Fatalf("Listen: %v; want ErrNoAccess naming %s", err, dir)
 	}

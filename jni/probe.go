@@ -329,18 +329,6 @@ var hqCache struct {
 	f *hqFilters
 }
 
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // currentHQFilters returns the compiled filters of the active run (nil
 // when none or empty). A regex Go cannot compile is left out.
 func currentHQFilters() *hqFilters {
@@ -350,7 +338,7 @@ func currentHQFilters() *hqFilters {
 	}
 	hqCache.Lock()
 	defer hqCache.Unlock()
-	if f := hqCache.f; f != nil && sameStrings(f.excl, excl) && sameStrings(f.incl, incl) {
+	if f := hqCache.f; f != nil && slices.Equal(f.excl, excl) && slices.Equal(f.incl, incl) {
 		return f
 	}
 	f := &hqFilters{excl: append([]string(nil), excl...), incl: append([]string(nil), incl...)}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/tadpole-trace/tadpole/jvm/classfile"
@@ -111,25 +112,13 @@ func TestLeafCode(t *testing.T) {
 		if i == 2 {
 			want = []VType{{Tag: classfile.VTop}, {Tag: classfile.VLong}}
 		}
-		if f.Kind != classfile.FrameFull || !equalVTypes(f.Locals, want) {
+		if f.Kind != classfile.FrameFull || !slices.Equal(f.Locals, want) {
 			t.Errorf("frame %d: %+v; want full with locals %v", i, f, want)
 		}
 	}
 	if h := out.Handlers[len(out.Handlers)-1]; int(h.StartPC) != len(wantEntry) {
 		t.Errorf("catch-all starts at %d; want after the entry (%d)", h.StartPC, len(wantEntry))
 	}
-}
-
-func equalVTypes(a, b []VType) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestLeafWide: a tick local past slot 255 takes wide lstore and lload;
