@@ -143,7 +143,15 @@ func TestHQLate(t *testing.T) {
 	clk.waitTimers(t, 1)
 	clk.Advance(time.Hour) // an attempt while HQ still refuses
 	clk.waitTimers(t, 1)   // the next one is due
-	h := testhq.Start(t, func(c *hq.Config) { c.Listen = addr })
+	traceOnceHQListens(t, a, clk, m, addr)
+}
+
+// traceOnceHQListens starts HQ on listen for an agent trying to reach it
+// every hour of clk, lets the next attempt through, and checks that ten
+// calls of m come out clean.
+func traceOnceHQListens(t *testing.T, a *Agent, clk *fakeClock, m *Method, listen string) {
+	t.Helper()
+	h := testhq.Start(t, func(c *hq.Config) { c.Listen = listen })
 	clk.Advance(time.Hour)
 	run, err := h.Srv.NextRun(ctxT(t))
 	if err != nil {

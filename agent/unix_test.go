@@ -93,17 +93,7 @@ func TestHQLateUnix(t *testing.T) {
 			m := NewMethod("t/LateUnix.call;1;()V")
 			m.Enter().Exit() // untraced
 			clk.waitTimers(t, 1)
-			h := testhq.Start(t, func(c *hq.Config) { c.Listen = "unix:" + path })
-			clk.Advance(time.Hour)
-			run, err := h.Srv.NextRun(ctxT(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			waitMode(t, a, bytefrog.ModeTracing)
-			for range 10 {
-				m.Enter().Exit()
-			}
-			testhq.CheckClean(t, finish(t, a, run), h.Collector(0), 20)
+			traceOnceHQListens(t, a, clk, m, "unix:"+path)
 		})
 	}
 }
